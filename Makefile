@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: MIT
+# leap: top-level build.  Layout follows libbpf-bootstrap: intermediates in
+# .output/, binaries in bin/.  Each component adds itself in mk/<name>.mk so
+# the pieces stay independent; this file holds only what they share.
+
+OUTPUT := .output
+BIN := bin
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+WARN := -Wall -Wextra -Werror
+CFLAGS ?= -O2 -g
+ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(OUTPUT)
+SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
+	-fno-sanitize-recover=all
+
+# Build dependencies come from Debian; the stamp reruns the (idempotent)
+# installer only when its package list changes or a tool is missing.
+DEPS_STAMP := $(OUTPUT)/deps.stamp
+
+# Filled in by the mk/*.mk fragments.
+ALL_BINS :=
+UNIT_TESTS :=
+CLEAN_EXTRA :=
+
+.PHONY: all deps check check-unit bench clean format format-check demo
+all: # default goal, prerequisites added below
+
+$(DEPS_STAMP): tools/install-deps.sh
+	@mkdir -p $(OUTPUT)
+	bash tools/install-deps.sh
+	@touch $@
+
+deps:
+	bash tools/install-deps.sh
+	@mkdir -p $(OUTPUT) && touch $(DEPS_STAMP)
+
+# ---- libleap: the pure engine (no kernel, no I/O) -----------------------
+LIB_SRCS := $(wildcard user/lib/*.c)
+LIB_OBJS := $(patsubst user/lib/%.c,$(OUTPUT)/lib/%.o,$(LIB_SRCS))
+LIB_SAN_OBJS := $(patsubst user/lib/%.c,$(OUTPUT)/lib-san/%.o,$(LIB_SRCS))
+LIBLEAP := $(OUTPUT)/libleap.a
+LIBLEAP_SAN := $(OUTPUT)/libleap-san.a
+LIB_HDRS := $(wildcard include/leap/*.h) $(wildcard include/*.h)
+
+$(OUTPUT)/lib/%.o: user/lib/%.c $(LIB_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/lib-san/%.o: user/lib/%.c $(LIB_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(LIBLEAP): $(LIB_OBJS)
+	$(AR) rcs $@ $^
+
+$(LIBLEAP_SAN): $(LIB_SAN_OBJS)
+	$(AR) rcs $@ $^
+
+# ---- unit tests (cmocka, TAP output), plain and ASan/UBSan --------------
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+UNIT_SAN_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests-san/%,$(UNIT_SRCS))
+# Extra objects a unit test links (beyond libleap), set by fragments as
+# UNIT_LINK_<test_name> := objs...
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIBLEAP) $(LIB_HDRS) tests/unit/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Itests/unit $< $(UNIT_SRC_$*) -o $@ $(LIBLEAP) -lcmocka -lm
+
+$(OUTPUT)/tests-san/%: tests/unit/%.c $(LIBLEAP_SAN) $(LIB_HDRS) tests/unit/*.h
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(UNIT_SRC_$*) -o $@ \
+		$(LIBLEAP_SAN) -lcmocka -lm
+
+-include mk/*.mk
+
+all: $(LIBLEAP) $(ALL_BINS)
+
+# `make check`: everything builds, then every test runs under prove with a
+# hard per-test timeout (tests/run-tests).  System tests need root and set
+# up and tear down their own swap, cgroups and processes.
+check: all $(UNIT_BINS) $(UNIT_SAN_BINS)
+	bash tests/run-tests $(UNIT_BINS) $(UNIT_SAN_BINS) $(wildcard tests/sys/*.t)
+
+check-unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
+	bash tests/run-tests $(UNIT_BINS) $(UNIT_SAN_BINS)
+
+format:
+	clang-format -i $(shell git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
+
+format-check:
+	clang-format --dry-run -Werror $(shell git ls-files '*.c' '*.h' | grep -v '^vmlinux/')
+
+clean:
+	rm -rf $(OUTPUT) $(BIN) $(CLEAN_EXTRA)

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Leap's majority-trend prefetcher as a pure library: no kernel, no I/O, no
+ * allocation after init.  The agent (real faults) and leap-sim (traces) both
+ * drive exactly this code, so what the simulator shows is what runs.
+ *
+ * Spec: Al Maruf & Chowdhury, "Effectively Prefetching Remote Memory with
+ * Leap", USENIX ATC'20, Algorithms 1 (FINDTREND) and 2
+ * (GETPREFETCHWINDOWSIZE / DOPREFETCH); see shared/design.md section 2.
+ *
+ * Units: every address here is a page number (byte address >> 12, or a swap
+ * offset in the backend); deltas are signed page counts.
+ */
+#ifndef LEAP_ENGINE_H
+#define LEAP_ENGINE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Hard limits: they bound memory per stream whatever a config file says. */
+#define LEAP_HSIZE_MAX 256u
+#define LEAP_PW_LIMIT 1024u /* IOV_MAX: one process_madvise batch */
+
+/*
+ * Where our default behaviour departs from the paper, LEAP_FLAVOR_PAPER
+ * restores the paper's: delta 0 and any |delta| can be a trend.  In
+ * LEAP_FLAVOR_OURS a majority of 0 or of |delta| > max_delta is "no trend"
+ * (a repeated fault on one page, or a jump between unrelated regions,
+ * predicts nothing; Canvas makes the same cut).
+ */
+enum leap_flavor {
+	LEAP_FLAVOR_OURS = 0,
+	LEAP_FLAVOR_PAPER = 1,
+};
+
+/* What one access history follows. */
+enum leap_stream_key {
+	LEAP_KEY_PROCESS = 0, /* (cgroup, tgid): the paper's per-application stream */
+	LEAP_KEY_THREAD = 1,  /* (cgroup, tgid, tid): the paper's future work */
+	LEAP_KEY_CGROUP = 2,  /* (cgroup): one stream for the whole group */
+};
+
+struct leap_params {
+	uint32_t hsize;     /* AccessHistory length, 2..LEAP_HSIZE_MAX */
+	uint32_t nsplit;    /* first FINDTREND window = hsize / nsplit */
+	uint32_t pw_max;    /* prefetch window cap in pages, 1..LEAP_PW_LIMIT */
+	uint64_t max_delta; /* largest |delta| taken as a trend (OURS); 0: no cap */
+	enum leap_flavor flavor;
+	enum leap_stream_key key;
+};
+
+/* Defaults, with the reason for each, are documented in README.md. */
+#define LEAP_DEFAULT_HSIZE 32u
+#define LEAP_DEFAULT_NSPLIT 2u
+#define LEAP_DEFAULT_PW_MAX 32u
+#define LEAP_DEFAULT_MAX_DELTA 256u
+
+void leap_params_default(struct leap_params *p);
+/* 0 if usable; otherwise -1 and *why names the offending field. */
+int leap_params_validate(const struct leap_params *p, const char **why);
+const char *leap_flavor_name(enum leap_flavor f);
+const char *leap_stream_key_name(enum leap_stream_key k);
+/* 0 and *out set on a known name, -1 otherwise. */
+int leap_flavor_parse(const char *s, enum leap_flavor *out);
+int leap_stream_key_parse(const char *s, enum leap_stream_key *out);
+
+/* ---- AccessHistory: ring of the newest deltas ------------------------- */
+
+struct leap_history {
+	int64_t *delta;     /* caller-provided storage of `size` slots */
+	uint32_t size;      /* Hsize */
+	uint32_t head;      /* next slot to write */
+	uint32_t count;     /* filled slots, <= size */
+	uint64_t last_page; /* previous page, to form the next delta */
+	bool has_last;
+};
+
+void leap_history_init(struct leap_history *h, int64_t *storage, uint32_t size);
+/* Records the delta from the previous page (the first page records none). */
+void leap_history_push(struct leap_history *h, uint64_t page);
+/* The i-th newest delta, i = 0 is the newest; i < count. */
+int64_t leap_history_at(const struct leap_history *h, uint32_t i);
+
+/*
+ * FINDTREND: majority delta over the w newest deltas, w = hsize/nsplit
+ * doubling up to hsize.  A majority needs floor(n/2)+1 votes where n is the
+ * number of filled slots in the window.  Returns true and sets *trend when
+ * found.  *window_used (may be NULL) gets the last window tried.
+ */
+bool leap_find_trend(const struct leap_history *h, const struct leap_params *p,
+		     int64_t *trend, uint32_t *window_used);
+
+/* ---- Prefetch window ------------------------------------------------- */
+
+struct leap_window {
+	uint32_t chit;    /* prefetched pages hit since the last prefetch */
+	uint32_t pw_prev; /* previous window size */
+};
+
+/* GETPREFETCHWINDOWSIZE.  follows_trend: Pt - Pt-1 equals the current trend. */
+uint32_t leap_window_next(struct leap_window *w, const struct leap_params *p,
+			  bool follows_trend);
+
+/* ---- DOPREFETCH candidates -------------------------------------------- */
+
+/*
+ * Fills out[] with up to min(pw, cap) distinct pages other than pt, none
+ * below page 0.  With has_trend: pt + trend*i, i = 1..pw.  Without: follow
+ * the latest trend if there is one (has_latest), else the pw pages nearest
+ * to pt on both sides, forward first.  Returns the number written.
+ */
+uint32_t leap_candidates(uint64_t pt, uint32_t pw, bool has_trend, int64_t trend,
+			 bool has_latest, int64_t latest, uint64_t *out, uint32_t cap);
+
+/* ---- One stream: history + window + trend memory ----------------------- */
+
+struct leap_stream_stats {
+	uint64_t accesses;   /* every recorded access */
+	uint64_t misses;     /* accesses not served by a prefetch */
+	uint64_t hits;       /* accesses served by a prefetch */
+	uint64_t prefetched; /* candidates handed out */
+	uint64_t trends;     /* DOPREFETCH calls that found a trend */
+	uint64_t suspended;  /* DOPREFETCH calls with PW == 0 */
+};
+
+struct leap_stream_key_t {
+	uint64_t cgroup;
+	uint32_t tgid;
+	uint32_t tid;
+};
+
+struct leap_stream {
+	struct leap_stream_key_t key;
+	struct leap_history hist;
+	struct leap_window win;
+	int64_t latest_trend; /* last trend FINDTREND returned */
+	bool has_latest;
+	struct leap_stream_stats stats;
+	/* bookkeeping for leap_table; opaque to callers */
+	uint64_t last_used;
+	uint32_t lru_prev, lru_next;
+	bool in_use;
+};
+
+void leap_stream_init(struct leap_stream *s, int64_t *storage, uint32_t hsize);
+/* Clears history and window (e.g. after a policy change), keeps stats. */
+void leap_stream_reset(struct leap_stream *s, uint32_t hsize);
+
+/* What one access decided, for tracing and tests. */
+struct leap_decision {
+	uint32_t window;     /* PW chosen (0: suspended or not a miss) */
+	uint32_t count;      /* candidates written */
+	bool ran;            /* DOPREFETCH ran (a miss) */
+	bool trend_found;
+	int64_t trend;
+};
+
+/*
+ * One access to page pt.  hit: the page was found among prefetched pages
+ * (counts towards Chit, as in the paper, and runs no prefetch).  A miss runs
+ * DOPREFETCH and writes candidates to out[] (cap >= pw_max for a full
+ * window).  Returns the number of candidates.  dec may be NULL.
+ */
+uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
+			    uint64_t pt, bool hit, uint64_t *out, uint32_t cap,
+			    struct leap_decision *dec);
+/* Hits learnt after the fact (e.g. counted by the agent) feed Chit too. */
+void leap_stream_add_hits(struct leap_stream *s, uint32_t n);
+
+/* ---- Stream table: bounded, LRU-evicting, allocation only at init ------ */
+
+struct leap_table {
+	struct leap_stream *streams; /* capacity entries */
+	int64_t *deltas;             /* capacity * hsize_max */
+	uint32_t *index;             /* open addressing, index_mask + 1 slots */
+	uint32_t index_mask;
+	uint32_t capacity;
+	uint32_t hsize_max;
+	uint32_t used;
+	uint32_t lru_head, lru_tail; /* most / least recently used */
+	uint64_t evictions;
+};
+
+int leap_table_init(struct leap_table *t, uint32_t capacity, uint32_t hsize_max);
+void leap_table_free(struct leap_table *t);
+/* Key for an event under the given stream keying (fields not used are 0). */
+struct leap_stream_key_t leap_key_make(enum leap_stream_key k, uint64_t cgroup,
+				       uint32_t tgid, uint32_t tid);
+/* Finds or creates (evicting the least recently used stream when full). */
+struct leap_stream *leap_table_get(struct leap_table *t,
+				   const struct leap_stream_key_t *key,
+				   uint32_t hsize, uint64_t now);
+struct leap_stream *leap_table_find(struct leap_table *t,
+				    const struct leap_stream_key_t *key);
+/* Drops streams idle since before now - idle; returns how many. */
+uint32_t leap_table_expire(struct leap_table *t, uint64_t now, uint64_t idle);
+/* Drops every stream of a process (it exited); returns how many. */
+uint32_t leap_table_drop_tgid(struct leap_table *t, uint32_t tgid);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* LEAP_ENGINE_H */

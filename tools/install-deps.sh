@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs leap's build and test dependencies from Debian.  Idempotent: does
+# nothing when every package is present.  Package names only: the sources
+# are whatever this machine's apt configuration says.
+set -euo pipefail
+
+PKGS=(
+	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
+	libcap-dev libinih-dev libjson-c-dev libcmocka-dev
+	perl gnuplot-nox util-linux procps iproute2 e2fsprogs
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "install-deps: missing packages: ${missing[*]}" >&2
+	echo "install-deps: run 'sudo make deps' (or install them with apt-get)" >&2
+	exit 1
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -q
+apt-get install -y -q --no-install-recommends "${missing[@]}"
