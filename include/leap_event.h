@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * The one layout shared by the BPF observer (bpf/leap_observer.bpf.c) and
+ * userspace (user/).  Fixed-width fields only, no pointers, explicit padding:
+ * the same bytes on every kernel and compiler.
+ */
+#ifndef LEAP_EVENT_H
+#define LEAP_EVENT_H
+
+#ifdef __BPF__
+/* vmlinux.h provides __u64 and friends */
+#else
+#include <linux/types.h>
+#endif
+
+#define LEAP_PAGE_SHIFT 12
+#define LEAP_NO_SWAP_OFFSET (~0ULL)
+
+/* leap_event.flags */
+#define LEAP_EV_MAJOR (1u << 0)     /* the fault read from swap (swap-in miss) */
+#define LEAP_EV_SWAP (1u << 1)      /* known to be a swap fault (fentry path) */
+#define LEAP_EV_WRITE (1u << 2)     /* write fault */
+#define LEAP_EV_SWAPIN_IO (1u << 3) /* a swap read was issued during the fault */
+#define LEAP_EV_FENTRY (1u << 4)    /* produced by the fentry/fexit path */
+
+/* One user page fault of a watched task, sent through the ring buffer. */
+struct leap_event {
+	__u64 ts_ns;       /* bpf_ktime_get_ns() at fault entry */
+	__u64 cgroup_id;   /* cgroup v2 id of the faulting task */
+	__u64 addr;        /* faulting address, page aligned */
+	__s64 delta;       /* pages since the same stream's previous event; 0 if first */
+	__u64 swap_offset; /* swap slot offset, or LEAP_NO_SWAP_OFFSET */
+	__u32 tgid;
+	__u32 tid;
+	__u32 flags;     /* LEAP_EV_* */
+	__u32 swap_type; /* swap device index when swap_offset is known */
+	__u64 latency_ns; /* fault entry to exit, 0 when unknown */
+};
+
+/* leap_target.flags */
+#define LEAP_TGT_EVENTS (1u << 0)        /* send events (modes leap and observe) */
+#define LEAP_TGT_THREAD_DELTAS (1u << 1) /* BPF deltas per thread, not per process */
+
+/*
+ * Value of the target maps: leap_cgroups (key: __u64 cgroup v2 id) and
+ * leap_pids (key: __u32 tgid).  A task is watched when its tgid or its
+ * cgroup is present; the tgid entry wins.
+ */
+struct leap_target {
+	__u32 stats_slot; /* index into leap_stats */
+	__u32 flags;      /* LEAP_TGT_* */
+};
+
+#define LEAP_STATS_SLOTS 256
+
+/*
+ * One slot of the pinned, mmap-able array map leap_stats.  BPF adds to the
+ * first counters with atomic adds; the agent owns prefetches and
+ * prefetch_hits and adds to them through its mmap of the same map, so
+ * nothing is ever overwritten by a whole-value update.
+ */
+struct leap_cg_stats {
+	__u64 cgroup_id;      /* owner of the slot (0: pid targets only / unused) */
+	__u64 faults;         /* user page faults of watched tasks */
+	__u64 swapin_misses;  /* faults that read from swap (major) */
+	__u64 events_sent;    /* events that reached the ring buffer */
+	__u64 events_dropped; /* events lost because the ring buffer was full */
+	__u64 prefetches;     /* pages the agent asked the kernel to prefetch */
+	__u64 prefetch_hits;  /* faults served by a page the agent prefetched */
+};
+
+#define LEAP_PIN_DIR "/sys/fs/bpf/leap"
+
+#endif /* LEAP_EVENT_H */
