@@ -24,7 +24,7 @@ extern "C" {
 
 /* Hard limits: they bound memory per stream whatever a config file says. */
 #define LEAP_HSIZE_MAX 256u
-#define LEAP_PW_LIMIT 1024u /* IOV_MAX: one process_madvise batch */
+#define LEAP_PW_LIMIT  1024u /* IOV_MAX: one process_madvise batch */
 
 /*
  * Where our default behaviour departs from the paper, LEAP_FLAVOR_PAPER
@@ -46,7 +46,7 @@ enum leap_stream_key {
 };
 
 struct leap_params {
-	uint32_t hsize;     /* AccessHistory length, 2..LEAP_HSIZE_MAX */
+	uint32_t hsize;	    /* AccessHistory length, 2..LEAP_HSIZE_MAX */
 	uint32_t nsplit;    /* first FINDTREND window = hsize / nsplit */
 	uint32_t pw_max;    /* prefetch window cap in pages, 1..LEAP_PW_LIMIT */
 	uint64_t max_delta; /* largest |delta| taken as a trend (OURS); 0: no cap */
@@ -55,9 +55,9 @@ struct leap_params {
 };
 
 /* Defaults, with the reason for each, are documented in README.md. */
-#define LEAP_DEFAULT_HSIZE 32u
-#define LEAP_DEFAULT_NSPLIT 2u
-#define LEAP_DEFAULT_PW_MAX 32u
+#define LEAP_DEFAULT_HSIZE     32u
+#define LEAP_DEFAULT_NSPLIT    2u
+#define LEAP_DEFAULT_PW_MAX    32u
 #define LEAP_DEFAULT_MAX_DELTA 256u
 
 void leap_params_default(struct leap_params *p);
@@ -72,10 +72,10 @@ int leap_stream_key_parse(const char *s, enum leap_stream_key *out);
 /* ---- AccessHistory: ring of the newest deltas ------------------------- */
 
 struct leap_history {
-	int64_t *delta;     /* caller-provided storage of `size` slots */
-	uint32_t size;      /* Hsize */
-	uint32_t head;      /* next slot to write */
-	uint32_t count;     /* filled slots, <= size */
+	int64_t *delta;	    /* caller-provided storage of `size` slots */
+	uint32_t size;	    /* Hsize */
+	uint32_t head;	    /* next slot to write */
+	uint32_t count;	    /* filled slots, <= size */
 	uint64_t last_page; /* previous page, to form the next delta */
 	bool has_last;
 };
@@ -98,7 +98,7 @@ bool leap_find_trend(const struct leap_history *h, const struct leap_params *p,
 /* ---- Prefetch window ------------------------------------------------- */
 
 struct leap_window {
-	uint32_t chit;    /* prefetched pages hit since the last prefetch */
+	uint32_t chit;	  /* prefetched pages hit since the last prefetch */
 	uint32_t pw_prev; /* previous window size */
 };
 
@@ -122,7 +122,7 @@ uint32_t leap_candidates(uint64_t pt, uint32_t pw, bool has_trend, int64_t trend
 struct leap_stream_stats {
 	uint64_t accesses;   /* every recorded access */
 	uint64_t misses;     /* accesses not served by a prefetch */
-	uint64_t hits;       /* accesses served by a prefetch */
+	uint64_t hits;	     /* accesses served by a prefetch */
 	uint64_t prefetched; /* candidates handed out */
 	uint64_t trends;     /* DOPREFETCH calls that found a trend */
 	uint64_t suspended;  /* DOPREFETCH calls with PW == 0 */
@@ -141,21 +141,23 @@ struct leap_stream {
 	int64_t latest_trend; /* last trend FINDTREND returned */
 	bool has_latest;
 	struct leap_stream_stats stats;
+	uint32_t hist_capacity; /* slots of hist.delta storage */
 	/* bookkeeping for leap_table; opaque to callers */
 	uint64_t last_used;
 	uint32_t lru_prev, lru_next;
 	bool in_use;
 };
 
-void leap_stream_init(struct leap_stream *s, int64_t *storage, uint32_t hsize);
+/* storage holds `capacity` deltas; a policy's hsize above it is clamped. */
+void leap_stream_init(struct leap_stream *s, int64_t *storage, uint32_t capacity);
 /* Clears history and window (e.g. after a policy change), keeps stats. */
 void leap_stream_reset(struct leap_stream *s, uint32_t hsize);
 
 /* What one access decided, for tracing and tests. */
 struct leap_decision {
-	uint32_t window;     /* PW chosen (0: suspended or not a miss) */
-	uint32_t count;      /* candidates written */
-	bool ran;            /* DOPREFETCH ran (a miss) */
+	uint32_t window; /* PW chosen (0: suspended or not a miss) */
+	uint32_t count;	 /* candidates written */
+	bool ran;	 /* DOPREFETCH ran (a miss) */
 	bool trend_found;
 	int64_t trend;
 };
@@ -176,13 +178,14 @@ void leap_stream_add_hits(struct leap_stream *s, uint32_t n);
 
 struct leap_table {
 	struct leap_stream *streams; /* capacity entries */
-	int64_t *deltas;             /* capacity * hsize_max */
-	uint32_t *index;             /* open addressing, index_mask + 1 slots */
+	int64_t *deltas;	     /* capacity * hsize_max */
+	uint32_t *index;	     /* open addressing, index_mask + 1 slots */
 	uint32_t index_mask;
 	uint32_t capacity;
 	uint32_t hsize_max;
 	uint32_t used;
 	uint32_t lru_head, lru_tail; /* most / least recently used */
+	uint32_t free_head;	     /* unused streams, linked by lru_next */
 	uint64_t evictions;
 };
 
@@ -193,8 +196,8 @@ struct leap_stream_key_t leap_key_make(enum leap_stream_key k, uint64_t cgroup,
 				       uint32_t tgid, uint32_t tid);
 /* Finds or creates (evicting the least recently used stream when full). */
 struct leap_stream *leap_table_get(struct leap_table *t,
-				   const struct leap_stream_key_t *key,
-				   uint32_t hsize, uint64_t now);
+				   const struct leap_stream_key_t *key, uint32_t hsize,
+				   uint64_t now);
 struct leap_stream *leap_table_find(struct leap_table *t,
 				    const struct leap_stream_key_t *key);
 /* Drops streams idle since before now - idle; returns how many. */

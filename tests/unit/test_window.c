@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: MIT
+/* GETPREFETCHWINDOWSIZE sequences and DOPREFETCH candidates. */
+#include <string.h>
+
+#include "engine_test.h"
+
+static struct leap_params params_pw(uint32_t pw_max)
+{
+	struct leap_params p;
+
+	leap_params_default(&p);
+	p.pw_max = pw_max;
+	return p;
+}
+
+static void test_suspend_and_restart(void **state)
+{
+	struct leap_params p = params_pw(32);
+	struct leap_window w = {0};
+	(void)state;
+
+	/* No hits, off-trend: suspend. */
+	assert_int_equal(leap_window_next(&w, &p, false), 0);
+	assert_int_equal(leap_window_next(&w, &p, false), 0);
+	/* Back on the trend: one page along it. */
+	assert_int_equal(leap_window_next(&w, &p, true), 1);
+	/* Smooth shrink keeps PWprev/2 = 0: suspended again off-trend. */
+	assert_int_equal(leap_window_next(&w, &p, false), 0);
+}
+
+static void test_growth_with_hits_and_cap(void **state)
+{
+	struct leap_params p = params_pw(32);
+	struct leap_window w = {0};
+	/* Chit -> window: round Chit+1 up to a power of two, cap 32. */
+	static const struct {
+		uint32_t chit, pw;
+	} seq[] = {{1, 2},  {2, 4},   {3, 4},	{4, 8},	   {7, 8},
+		   {8, 16}, {16, 32}, {31, 32}, {500, 32}, {UINT32_MAX, 32}};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++) {
+		w.chit = seq[i].chit;
+		w.pw_prev = 0;
+		assert_int_equal(leap_window_next(&w, &p, false), seq[i].pw);
+		assert_int_equal(w.chit, 0); /* Chit resets after every decision */
+		assert_int_equal(w.pw_prev, seq[i].pw);
+	}
+}
+
+static void test_smooth_shrink(void **state)
+{
+	struct leap_params p = params_pw(32);
+	struct leap_window w = {.chit = 40};
+	uint32_t expect[] = {32, 16, 8, 4, 2, 1, 0, 0};
+	(void)state;
+
+	assert_int_equal(leap_window_next(&w, &p, false), expect[0]);
+	/* Every later step has no hit and is off-trend: halve, never faster. */
+	for (size_t i = 1; i < sizeof(expect) / sizeof(expect[0]); i++)
+		assert_int_equal(leap_window_next(&w, &p, false), expect[i]);
+
+	/* One hit after a big window: 2 would be below 32/2, so 16. */
+	w.chit = 40;
+	leap_window_next(&w, &p, false);
+	w.chit = 1;
+	assert_int_equal(leap_window_next(&w, &p, false), 16);
+
+	/* A lowered cap (policy reload) applies at once. */
+	p.pw_max = 4;
+	assert_int_equal(leap_window_next(&w, &p, true), 4);
+}
+
+static void assert_distinct(const uint64_t *v, uint32_t n, uint64_t pt)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		assert_true(v[i] != pt);
+		for (uint32_t j = i + 1; j < n; j++)
+			assert_true(v[i] != v[j]);
+	}
+}
+
+static void test_candidates_stride(void **state)
+{
+	uint64_t out[64];
+	uint32_t n;
+	(void)state;
+
+	n = leap_candidates(100, 4, true, 16, false, 0, out, 64);
+	assert_int_equal(n, 4);
+	assert_int_equal(out[0], 116);
+	assert_int_equal(out[3], 164);
+
+	/* Negative stride stops before page 0. */
+	n = leap_candidates(5, 8, true, -2, false, 0, out, 64);
+	assert_int_equal(n, 2);
+	assert_int_equal(out[0], 3);
+	assert_int_equal(out[1], 1);
+	n = leap_candidates(6, 8, true, -2, false, 0, out, 64);
+	assert_int_equal(n, 3);
+	assert_int_equal(out[2], 0);
+
+	/* Near the top of the address space: no wrap. */
+	n = leap_candidates(UINT64_MAX - 3, 8, true, 2, false, 0, out, 64);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0], UINT64_MAX - 1);
+	n = leap_candidates(10, 8, true, INT64_MIN, false, 0, out, 64);
+	assert_int_equal(n, 0);
+
+	/* cap bounds the output whatever the window. */
+	n = leap_candidates(0, 64, true, 1, false, 0, out, 3);
+	assert_int_equal(n, 3);
+	/* Delta 0 (paper flavour) prefetches nothing beyond Pt. */
+	n = leap_candidates(50, 8, true, 0, false, 0, out, 64);
+	assert_int_equal(n, 0);
+	/* Window 0 prefetches nothing. */
+	n = leap_candidates(50, 0, true, 1, false, 0, out, 64);
+	assert_int_equal(n, 0);
+}
+
+static void test_candidates_without_trend(void **state)
+{
+	uint64_t out[64];
+	uint32_t n;
+	(void)state;
+
+	/* Latest trend -3 is followed when no current majority exists. */
+	n = leap_candidates(100, 3, false, 0, true, -3, out, 64);
+	assert_int_equal(n, 3);
+	assert_int_equal(out[0], 97);
+	assert_int_equal(out[2], 91);
+
+	/* No trend ever: neighbours, forward first, distinct, none below 0. */
+	n = leap_candidates(2, 6, false, 0, false, 0, out, 64);
+	assert_int_equal(n, 6);
+	assert_int_equal(out[0], 3);
+	assert_int_equal(out[1], 1);
+	assert_distinct(out, n, 2);
+	for (uint32_t i = 0; i < n; i++)
+		assert_true(out[i] <= 7);
+	n = leap_candidates(0, 5, false, 0, false, 0, out, 64);
+	assert_int_equal(n, 5);
+	assert_distinct(out, n, 0);
+	assert_int_equal(out[4], 5);
+}
+
+/* The whole DOPREFETCH path through one stream. */
+static void test_stream_sequence(void **state)
+{
+	struct leap_params p = params_pw(8);
+	int64_t storage[LEAP_HSIZE_MAX];
+	struct leap_stream s;
+	struct leap_decision d;
+	uint64_t out[LEAP_PW_LIMIT];
+	uint32_t n;
+	(void)state;
+
+	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
+	/* First fault: no history, no trend, suspended. */
+	n = leap_stream_access(&s, &p, 1000, false, out, 64, &d);
+	assert_int_equal(n, 0);
+	assert_true(d.ran);
+	assert_false(d.trend_found);
+	/* Second fault at +4: trend +4 found and followed: one page. */
+	n = leap_stream_access(&s, &p, 1004, false, out, 64, &d);
+	assert_true(d.trend_found);
+	assert_int_equal(d.trend, 4);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0], 1008);
+	/* That page is hit: Chit 1, no prefetch on a hit. */
+	n = leap_stream_access(&s, &p, 1008, true, out, 64, &d);
+	assert_int_equal(n, 0);
+	assert_false(d.ran);
+	/* Next miss: window 2 along +4. */
+	n = leap_stream_access(&s, &p, 1012, false, out, 64, &d);
+	assert_int_equal(n, 2);
+	assert_int_equal(out[1], 1020);
+	leap_stream_access(&s, &p, 1016, true, out, 64, NULL);
+	leap_stream_access(&s, &p, 1020, true, out, 64, NULL);
+	n = leap_stream_access(&s, &p, 1024, false, out, 64, &d);
+	assert_int_equal(n, 4);
+	/* Hits reported after the fact feed Chit too. */
+	leap_stream_add_hits(&s, 7);
+	n = leap_stream_access(&s, &p, 1028, false, out, 64, &d);
+	assert_int_equal(n, 8); /* capped by pw_max 8 */
+	assert_int_equal(s.stats.hits, 3);
+	assert_int_equal(s.stats.misses, 5);
+	assert_int_equal(s.stats.prefetched, 1 + 2 + 4 + 8);
+
+	/* A policy with another Hsize restarts the history, clamped to storage. */
+	p.hsize = 4;
+	leap_stream_access(&s, &p, 5000, false, out, 64, &d);
+	assert_int_equal(s.hist.size, 4);
+	assert_int_equal(s.hist.count, 0);
+}
+
+static void test_params_validation(void **state)
+{
+	struct leap_params p;
+	const char *why = NULL;
+	enum leap_flavor f;
+	enum leap_stream_key k;
+	(void)state;
+
+	leap_params_default(&p);
+	assert_int_equal(leap_params_validate(&p, &why), 0);
+	assert_null(why);
+	p.hsize = 1;
+	assert_int_equal(leap_params_validate(&p, &why), -1);
+	assert_non_null(why);
+	p.hsize = 300;
+	assert_int_equal(leap_params_validate(&p, &why), -1);
+	leap_params_default(&p);
+	p.nsplit = 0;
+	assert_int_equal(leap_params_validate(&p, &why), -1);
+	leap_params_default(&p);
+	p.pw_max = 2000;
+	assert_int_equal(leap_params_validate(&p, &why), -1);
+	assert_int_equal(leap_flavor_parse("paper", &f), 0);
+	assert_int_equal(f, LEAP_FLAVOR_PAPER);
+	assert_int_equal(leap_flavor_parse("bogus", &f), -1);
+	assert_int_equal(leap_stream_key_parse("thread", &k), 0);
+	assert_int_equal(k, LEAP_KEY_THREAD);
+	assert_string_equal(leap_stream_key_name(LEAP_KEY_CGROUP), "cgroup");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_suspend_and_restart),
+		cmocka_unit_test(test_growth_with_hits_and_cap),
+		cmocka_unit_test(test_smooth_shrink),
+		cmocka_unit_test(test_candidates_stride),
+		cmocka_unit_test(test_candidates_without_trend),
+		cmocka_unit_test(test_stream_sequence),
+		cmocka_unit_test(test_params_validation),
+	};
+	return cmocka_run_group_tests_name("window", tests, NULL, NULL);
+}

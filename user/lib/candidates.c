@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DOPREFETCH's choice of pages (Leap, ATC'20, Algorithm 2).
+ *
+ * With a trend d the pages are Pt+d, Pt+2d, ...: a stride never repeats a
+ * page, so no de-duplication is needed.  Without one the paper fetches
+ * "around Pt following the latest trend": we stride along the latest trend
+ * when there is one, and otherwise take the nearest neighbours of Pt,
+ * alternating forward and backward (forward first, the common direction).
+ */
+#include "leap/engine.h"
+
+/* pt + k*d if it is a valid page number (no wrap below 0 or past 2^64). */
+static bool step(uint64_t pt, int64_t d, uint64_t k, uint64_t *out)
+{
+	if (d > 0) {
+		uint64_t off = (uint64_t)d * k;
+
+		if (off / k != (uint64_t)d || pt + off < pt)
+			return false;
+		*out = pt + off;
+	} else {
+		uint64_t mag = (uint64_t)0 - (uint64_t)d;
+		uint64_t off = mag * k;
+
+		if (off / k != mag || off > pt)
+			return false;
+		*out = pt - off;
+	}
+	return true;
+}
+
+static uint32_t stride(uint64_t pt, int64_t d, uint32_t n, uint64_t *out)
+{
+	uint32_t written = 0;
+
+	if (d == 0) /* the paper flavour admits delta 0: nothing beyond Pt */
+		return 0;
+	for (uint32_t i = 1; i <= n; i++) {
+		if (!step(pt, d, i, &out[written]))
+			break;
+		written++;
+	}
+	return written;
+}
+
+static uint32_t around(uint64_t pt, uint32_t n, uint64_t *out)
+{
+	uint32_t written = 0;
+
+	for (uint64_t k = 1; written < n; k++) {
+		bool fwd = pt + k > pt, back = k <= pt;
+
+		if (!fwd && !back)
+			break;
+		if (fwd)
+			out[written++] = pt + k;
+		if (back && written < n)
+			out[written++] = pt - k;
+	}
+	return written;
+}
+
+uint32_t leap_candidates(uint64_t pt, uint32_t pw, bool has_trend, int64_t trend,
+			 bool has_latest, int64_t latest, uint64_t *out, uint32_t cap)
+{
+	uint32_t n = pw < cap ? pw : cap;
+
+	if (n == 0)
+		return 0;
+	if (has_trend)
+		return stride(pt, trend, n, out);
+	if (has_latest && latest != 0)
+		return stride(pt, latest, n, out);
+	return around(pt, n, out);
+}

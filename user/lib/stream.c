@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/* One access stream: history, window and the trend it last saw. */
+#include <string.h>
+
+#include "leap/engine.h"
+
+void leap_stream_init(struct leap_stream *s, int64_t *storage, uint32_t capacity)
+{
+	memset(s, 0, sizeof(*s));
+	s->hist_capacity = capacity;
+	leap_history_init(&s->hist, storage, capacity);
+}
+
+void leap_stream_reset(struct leap_stream *s, uint32_t hsize)
+{
+	if (hsize > s->hist_capacity)
+		hsize = s->hist_capacity;
+	leap_history_init(&s->hist, s->hist.delta, hsize);
+	s->win.chit = 0;
+	s->win.pw_prev = 0;
+	s->latest_trend = 0;
+	s->has_latest = false;
+}
+
+void leap_stream_add_hits(struct leap_stream *s, uint32_t n)
+{
+	s->win.chit += n;
+}
+
+uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
+			    uint64_t pt, bool hit, uint64_t *out, uint32_t cap,
+			    struct leap_decision *dec)
+{
+	struct leap_decision d = {0};
+	uint32_t hsize = p->hsize < s->hist_capacity ? p->hsize : s->hist_capacity;
+	uint64_t prev;
+	bool had_prev, follows;
+
+	/* A reloaded policy with another Hsize starts the stream afresh; the
+	 * storage was sized for the table's largest Hsize. */
+	if (s->hist.size != hsize)
+		leap_stream_reset(s, hsize);
+
+	prev = s->hist.last_page;
+	had_prev = s->hist.has_last;
+	leap_history_push(&s->hist, pt);
+	s->stats.accesses++;
+	if (hit) {
+		s->stats.hits++;
+		s->win.chit++;
+		if (dec)
+			*dec = d;
+		return 0;
+	}
+	s->stats.misses++;
+
+	/* DOPREFETCH(Pt) */
+	d.ran = true;
+	d.trend_found = leap_find_trend(&s->hist, p, &d.trend, NULL);
+	if (d.trend_found) {
+		s->latest_trend = d.trend;
+		s->has_latest = true;
+		s->stats.trends++;
+	}
+	follows = had_prev && s->has_latest && (int64_t)(pt - prev) == s->latest_trend;
+	d.window = leap_window_next(&s->win, p, follows);
+	if (d.window == 0) {
+		s->stats.suspended++;
+	} else {
+		d.count = leap_candidates(pt, d.window, d.trend_found, d.trend,
+					  s->has_latest, s->latest_trend, out, cap);
+		s->stats.prefetched += d.count;
+	}
+	if (dec)
+		*dec = d;
+	return d.count;
+}

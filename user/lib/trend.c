@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+/*
+ * AccessHistory and FINDTREND (Leap, ATC'20, Algorithm 1).
+ *
+ * The ring keeps the Hsize newest page deltas.  FINDTREND looks for a
+ * Boyer-Moore majority among the w newest, starting at w = Hsize/Nsplit so a
+ * fresh trend is seen quickly, and doubles w up to Hsize so a trend that
+ * survives short irregularities is still found.
+ */
+#include "leap/engine.h"
+
+void leap_history_init(struct leap_history *h, int64_t *storage, uint32_t size)
+{
+	h->delta = storage;
+	h->size = size;
+	h->head = 0;
+	h->count = 0;
+	h->last_page = 0;
+	h->has_last = false;
+}
+
+void leap_history_push(struct leap_history *h, uint64_t page)
+{
+	if (h->has_last) {
+		/* Two's complement wrap gives the right signed delta for any
+		 * pair of 64-bit page numbers closer than 2^63. */
+		h->delta[h->head] = (int64_t)(page - h->last_page);
+		h->head = h->head + 1 == h->size ? 0 : h->head + 1;
+		if (h->count < h->size)
+			h->count++;
+	}
+	h->last_page = page;
+	h->has_last = true;
+}
+
+int64_t leap_history_at(const struct leap_history *h, uint32_t i)
+{
+	uint32_t pos = h->head + h->size - 1 - i;
+
+	if (pos >= h->size)
+		pos -= h->size;
+	return h->delta[pos];
+}
+
+static uint64_t magnitude(int64_t d)
+{
+	return d < 0 ? (uint64_t)0 - (uint64_t)d : (uint64_t)d;
+}
+
+/* Whether a majority delta is usable as a trend under the policy. */
+static bool trend_acceptable(int64_t d, const struct leap_params *p)
+{
+	if (p->flavor == LEAP_FLAVOR_PAPER)
+		return true;
+	if (d == 0)
+		return false;
+	return p->max_delta == 0 || magnitude(d) <= p->max_delta;
+}
+
+/*
+ * Boyer-Moore majority vote over the n newest deltas, then a counting pass
+ * to confirm: the vote alone returns a candidate even when none exists.
+ */
+static bool majority(const struct leap_history *h, uint32_t n, int64_t *out)
+{
+	int64_t cand = 0;
+	uint32_t votes = 0, count = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		int64_t d = leap_history_at(h, i);
+
+		if (votes == 0) {
+			cand = d;
+			votes = 1;
+		} else if (d == cand) {
+			votes++;
+		} else {
+			votes--;
+		}
+	}
+	for (uint32_t i = 0; i < n; i++)
+		count += leap_history_at(h, i) == cand;
+	if (count < n / 2 + 1)
+		return false;
+	*out = cand;
+	return true;
+}
+
+bool leap_find_trend(const struct leap_history *h, const struct leap_params *p,
+		     int64_t *trend, uint32_t *window_used)
+{
+	uint32_t w = h->size / (p->nsplit ? p->nsplit : 1);
+
+	if (w == 0)
+		w = 1;
+	for (;;) {
+		/* While the ring fills, only filled slots vote. */
+		uint32_t n = w < h->count ? w : h->count;
+		int64_t d;
+
+		if (window_used)
+			*window_used = w;
+		if (n > 0 && majority(h, n, &d) && trend_acceptable(d, p)) {
+			*trend = d;
+			return true;
+		}
+		/* Nothing more to learn once the window covers every filled slot. */
+		if (w >= h->size || w >= h->count)
+			return false;
+		w = w * 2 > h->size ? h->size : w * 2;
+	}
+}
