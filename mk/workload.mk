@@ -1,0 +1,13 @@
+# SPDX-License-Identifier: MIT
+# leap-workload: synthetic self-verifying swap workload (tools/leap-workload.c).
+WORKLOAD_BIN := $(BIN)/leap-workload
+WORKLOAD_OBJ := $(OUTPUT)/workload/leap-workload.o
+ALL_BINS += $(WORKLOAD_BIN)
+
+$(WORKLOAD_OBJ): tools/leap-workload.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -pthread $(shell pkg-config --cflags json-c) -c $< -o $@
+
+$(WORKLOAD_BIN): $(WORKLOAD_OBJ)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ -pthread $(shell pkg-config --libs json-c)
