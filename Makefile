@@ -64,15 +64,15 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 UNIT_SAN_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests-san/%,$(UNIT_SRCS))
 # Extra objects a unit test links (beyond libleap), set by fragments as
-# UNIT_LINK_<test_name> := objs...
+# UNIT_SRC_<test_name> := sources... and UNIT_LIBS_<test_name> := -lfoo
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIBLEAP) $(LIB_HDRS) tests/unit/*.h
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -Itests/unit $< $(UNIT_SRC_$*) -o $@ $(LIBLEAP) -lcmocka -lm
+	$(CC) $(ALL_CFLAGS) -Itests/unit $< $(UNIT_SRC_$*) -o $@ $(LIBLEAP) $(UNIT_LIBS_$*) -lcmocka -lm
 
 $(OUTPUT)/tests-san/%: tests/unit/%.c $(LIBLEAP_SAN) $(LIB_HDRS) tests/unit/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(UNIT_SRC_$*) -o $@ \
-		$(LIBLEAP_SAN) -lcmocka -lm
+		$(LIBLEAP_SAN) $(UNIT_LIBS_$*) -lcmocka -lm
 
 -include mk/*.mk
 
