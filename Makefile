@@ -65,11 +65,12 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 UNIT_SAN_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests-san/%,$(UNIT_SRCS))
 # Extra objects a unit test links (beyond libleap), set by fragments as
 # UNIT_SRC_<test_name> := sources... and UNIT_LIBS_<test_name> := -lfoo
-$(OUTPUT)/tests/%: tests/unit/%.c $(LIBLEAP) $(LIB_HDRS) tests/unit/*.h
+.SECONDEXPANSION:
+$(OUTPUT)/tests/%: tests/unit/%.c $$(UNIT_SRC_$$*) $(LIBLEAP) $(LIB_HDRS) tests/unit/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Itests/unit $< $(UNIT_SRC_$*) -o $@ $(LIBLEAP) $(UNIT_LIBS_$*) -lcmocka -lm
 
-$(OUTPUT)/tests-san/%: tests/unit/%.c $(LIBLEAP_SAN) $(LIB_HDRS) tests/unit/*.h
+$(OUTPUT)/tests-san/%: tests/unit/%.c $$(UNIT_SRC_$$*) $(LIBLEAP_SAN) $(LIB_HDRS) tests/unit/*.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -Itests/unit $< $(UNIT_SRC_$*) -o $@ \
 		$(LIBLEAP_SAN) $(UNIT_LIBS_$*) -lcmocka -lm
