@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+/* leap-agent's policy file: good files, and every kind of bad one. */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine_test.h"
+#include "../../user/agent/config.h"
+
+static struct agent_config cfg;
+static char err[1024];
+
+static int parse(const char *text)
+{
+	err[0] = '\0';
+	return agent_config_parse_string(text, "test.conf", &cfg, err, sizeof(err));
+}
+
+static void test_defaults_and_inheritance(void **state)
+{
+	const struct agent_policy *p;
+	(void)state;
+
+	assert_int_equal(parse(""), 0);
+	assert_int_equal(cfg.def.mode, AGENT_MODE_LEAP);
+	assert_int_equal(cfg.def.params.hsize, LEAP_DEFAULT_HSIZE);
+
+	/* [cgroup] before [default]: inheritance is not order dependent. */
+	assert_int_equal(parse("# comment\n"
+			       "[cgroup /sys/fs/cgroup/unified/db]\n"
+			       "pw_max = 64\n"
+			       "stream = thread\n"
+			       "[default]\n"
+			       "mode = observe\n"
+			       "hsize = 16\n"
+			       "[agent]\n"
+			       "ring_kb = 8192\n"),
+			 0);
+	assert_int_equal(cfg.ring_kb, 8192);
+	assert_int_equal(cfg.ncgroups, 1);
+	p = agent_config_policy_for(&cfg, "/sys/fs/cgroup/unified/db");
+	assert_int_equal(p->params.pw_max, 64);
+	assert_int_equal(p->params.key, LEAP_KEY_THREAD);
+	assert_int_equal(p->params.hsize, 16);
+	assert_int_equal(p->mode, AGENT_MODE_OBSERVE);
+	p = agent_config_policy_for(&cfg, "/elsewhere");
+	assert_ptr_equal(p, &cfg.def);
+	assert_int_equal(p->params.pw_max, LEAP_DEFAULT_PW_MAX);
+}
+
+static void expect_error(const char *text, const char *fragment)
+{
+	assert_int_equal(parse(text), -1);
+	if (!strstr(err, fragment)) {
+		fprintf(stderr, "error '%s' lacks '%s'\n", err, fragment);
+		fail();
+	}
+}
+
+static void test_bad_files(void **state)
+{
+	(void)state;
+
+	expect_error("[default]\nmode = fast\n", "test.conf:2: mode must be");
+	expect_error("[default]\nhsize = 1\n", "test.conf:2: hsize");
+	expect_error("[default]\nhsize = 12abc\n", ":2: hsize");
+	expect_error("[default]\npw_max = -3\n", ":2: pw_max");
+	expect_error("[default]\nbogus = 1\n", ":2: unknown key 'bogus'");
+	expect_error("\n\n[nonsense]\n", ":3: unknown section");
+	expect_error("[cgroup relative/path]\n",
+		     ":1: cgroup section needs an absolute path");
+	expect_error("[cgroup /a]\n[cgroup /a]\n", ":2: duplicate section");
+	expect_error("[default]\nthis line has no equals sign\n", ":2: syntax error");
+	expect_error("[agent]\nring_kb = 1\n", ":2: bad value '1' for ring_kb");
+	expect_error("hsize = 4\n", ":1: 'hsize' outside any section");
+	expect_error("[default]\nhsize = 8\n[cgroup]\n", ":3: unknown section");
+	/* nsplit above hsize passes each key's range but not the policy check. */
+	expect_error("[cgroup /x]\nhsize = 4\nnsplit = 8\n", ":1: [cgroup /x]: nsplit");
+}
+
+static void test_missing_file(void **state)
+{
+	(void)state;
+
+	assert_int_equal(
+		agent_config_load("/nonexistent/leap.conf", &cfg, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "No such file"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults_and_inheritance),
+		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_missing_file),
+	};
+	return cmocka_run_group_tests_name("config", tests, NULL, NULL);
+}

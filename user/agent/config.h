@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/* leap-agent's policy file: INI, parsed with libinih. */
+#ifndef LEAP_AGENT_CONFIG_H
+#define LEAP_AGENT_CONFIG_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#include "leap/engine.h"
+
+enum agent_mode {
+	AGENT_MODE_LEAP = 0, /* observe and prefetch */
+	AGENT_MODE_OBSERVE,  /* observe, run the engine, count, never prefetch */
+	AGENT_MODE_OFF,	     /* not watched at all */
+};
+
+struct agent_policy {
+	enum agent_mode mode;
+	struct leap_params params;
+};
+
+#define AGENT_MAX_CGROUP_POLICIES 64
+
+struct agent_cgroup_policy {
+	char path[PATH_MAX]; /* cgroup v2 directory */
+	struct agent_policy policy;
+	int line; /* where its section starts, for messages */
+};
+
+struct agent_config {
+	struct agent_policy def; /* [default]: pids and cgroups without a section */
+	struct agent_cgroup_policy cgroups[AGENT_MAX_CGROUP_POLICIES];
+	int ncgroups;
+	/* [agent] */
+	unsigned ring_kb;	 /* BPF ring buffer size */
+	unsigned streams;	 /* stream table capacity */
+	unsigned idle_timeout_s; /* streams idle this long are dropped */
+	unsigned prefetched_max; /* pages remembered for hit detection */
+};
+
+void agent_config_default(struct agent_config *c);
+/*
+ * Parses path into *c (defaults first).  On error returns -1 and writes
+ * "FILE:LINE: reason" to err; *c is then unspecified, so callers parse into
+ * a scratch copy and keep their old config (SIGHUP reload).
+ */
+int agent_config_load(const char *path, struct agent_config *c, char *err, size_t errlen);
+/* Same, from a string (tests); name is used in messages. */
+int agent_config_parse_string(const char *text, const char *name, struct agent_config *c,
+			      char *err, size_t errlen);
+/* The policy for a cgroup path, or the default. */
+const struct agent_policy *agent_config_policy_for(const struct agent_config *c,
+						   const char *cgroup_path);
+const char *agent_mode_name(enum agent_mode m);
+int agent_mode_parse(const char *s, enum agent_mode *out);
+
+#endif
