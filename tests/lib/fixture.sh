@@ -1,0 +1,374 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+# tests/lib/fixture.sh: swap, memory cgroups and sysctls for leap's system
+# tests and benchmarks, with teardown that runs however the script ends.
+#
+#   fixture_init               state dir + one EXIT/INT/TERM/HUP trap that tears
+#                              down everything registered below
+#   require_root               skip_all "needs root" unless uid 0
+#   fixture_register CMD...    run CMD at teardown (LIFO); works from subshells
+#   fixture_track_pid PID      SIGKILL PID at teardown if still alive
+#   fixture_teardown           run all registered cleanups now (idempotent)
+#   fixture_leftovers          print what this test left behind (empty = clean)
+#   swap_file_on SIZE_MIB      preallocated swap file on the root fs, swapon;
+#                              prints its path
+#   memcg_create LIMIT         v1 memory cgroup (limit, swappiness 60) + a v2
+#                              dir of the same name; prints a handle
+#   memcg_path_v1 H / memcg_path_v2 H    directories of handle H
+#   memcg_run H CMD...         run CMD inside both cgroups of H
+#   memcg_run_timeout SECS H CMD...  the same in the background under
+#                              timeout(1), tracked and waited for so a signal
+#                              reaches the trap at once; returns CMD's status
+#   memcg_stat H [FIELD]       memory.stat of H, or one field (also: usage,
+#                              max_usage, limit, swap_usage, failcnt)
+#   memcg_pids H               pids in H
+#   vmstat_get FIELD           a /proc/vmstat counter (pswpin, swap_ra, ...)
+#   page_cluster_set N         vm.page-cluster = N, restored at teardown
+#
+# Registration goes through a file in the state dir, so helpers called in
+# command substitutions ($(memcg_create 64M)) still register their cleanup
+# with the parent shell.  Names carry "leap-test-$$" so concurrent tests and
+# sessions do not collide and leftovers are attributable.
+
+_fx_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=tests/lib/tap.sh
+. "$_fx_dir/tap.sh"
+
+FX_STATE=
+FX_MEMCG_V1_ROOT=${FX_MEMCG_V1_ROOT:-/sys/fs/cgroup/memory}
+FX_CG2_ROOT=${FX_CG2_ROOT:-/sys/fs/cgroup/unified}
+FX_SWAP_DIR=${FX_SWAP_DIR:-/var/tmp}
+FX_SWAP_PRIO=${FX_SWAP_PRIO:-1000}
+FX_TAG="leap-test-$$"
+
+_fx_err()
+{
+	echo "fixture: $*" >&2
+}
+
+fixture_init()
+{
+	FX_STATE=$(mktemp -d "${TMPDIR:-/tmp}/$FX_TAG.XXXXXX") || {
+		_fx_err "cannot create a state dir"
+		return 1
+	}
+	: >"$FX_STATE/cleanup"
+	: >"$FX_STATE/pids"
+	echo 0 >"$FX_STATE/counter"
+	trap '_fx_on_exit' EXIT
+	trap '_fx_on_signal 129' HUP
+	trap '_fx_on_signal 130' INT
+	trap '_fx_on_signal 143' TERM
+}
+
+_fx_on_exit()
+{
+	local rc=$?
+	fixture_teardown
+	[ -n "$FX_STATE" ] && rm -rf "$FX_STATE"
+	FX_STATE=
+	exit $rc
+}
+
+_fx_on_signal()
+{
+	trap '' HUP INT TERM
+	echo "# fixture: signal received, tearing down" >&2
+	fixture_teardown
+	exit "$1"
+}
+
+require_root()
+{
+	[ "$(id -u)" -eq 0 ] || skip_all "needs root"
+}
+
+# A number unique within this test (shared with subshells through the file).
+_fx_next()
+{
+	local n
+	n=$(($(cat "$FX_STATE/counter") + 1))
+	echo "$n" >"$FX_STATE/counter"
+	echo "$n"
+}
+
+_fx_need_init()
+{
+	[ -n "$FX_STATE" ] && [ -d "$FX_STATE" ] && return 0
+	_fx_err "fixture_init was not called"
+	return 1
+}
+
+fixture_register()
+{
+	_fx_need_init || return 1
+	printf '%q ' "$@" >>"$FX_STATE/cleanup"
+	echo >>"$FX_STATE/cleanup"
+}
+
+fixture_track_pid()
+{
+	_fx_need_init || return 1
+	echo "$1" >>"$FX_STATE/pids"
+}
+
+fixture_teardown()
+{
+	local -a cmds
+	local i pid
+	[ -n "$FX_STATE" ] && [ -d "$FX_STATE" ] || return 0
+	# Running commands first: a tracked pid or the command run_timeout waits for.
+	if [ -n "${TAP_BG_PID:-}" ]; then
+		kill -TERM "$TAP_BG_PID" 2>/dev/null
+	fi
+	while read -r pid; do
+		[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
+	done <"$FX_STATE/pids"
+	mapfile -t cmds <"$FX_STATE/cleanup"
+	: >"$FX_STATE/cleanup"
+	for ((i = ${#cmds[@]} - 1; i >= 0; i--)); do
+		[ -n "${cmds[i]}" ] || continue
+		eval "${cmds[i]}" || _fx_err "cleanup failed: ${cmds[i]}"
+	done
+	# Reap our own children so none outlive the test.
+	while read -r pid; do
+		[ -n "$pid" ] && wait "$pid" 2>/dev/null
+	done <"$FX_STATE/pids"
+	return 0
+}
+
+fixture_leftovers()
+{
+	local d pid
+	grep -F "$FX_TAG-" /proc/swaps | awk '{print "swap " $1}'
+	for d in "$FX_MEMCG_V1_ROOT"/"$FX_TAG"-* "$FX_CG2_ROOT"/"$FX_TAG"-*; do
+		[ -e "$d" ] && echo "cgroup $d"
+	done
+	for d in "$FX_SWAP_DIR"/"$FX_TAG"-*; do
+		[ -e "$d" ] && echo "file $d"
+	done
+	if [ -n "$FX_STATE" ] && [ -f "$FX_STATE/pids" ]; then
+		while read -r pid; do
+			[ -n "$pid" ] && [ -d "/proc/$pid" ] &&
+				! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null &&
+				echo "process $pid"
+		done <"$FX_STATE/pids"
+	fi
+	if [ -n "$FX_STATE" ] && [ -f "$FX_STATE/page_cluster.initial" ] &&
+		[ "$(cat /proc/sys/vm/page-cluster)" != "$(cat "$FX_STATE/page_cluster.initial")" ]; then
+		echo "sysctl vm.page-cluster=$(cat /proc/sys/vm/page-cluster)" \
+			"(was $(cat "$FX_STATE/page_cluster.initial"))"
+	fi
+	return 0
+}
+
+# ---- swap ------------------------------------------------------------------
+
+_fx_swap_off()
+{
+	local f=$1 i
+	if grep -q "^$f " /proc/swaps; then
+		for i in 1 2 3; do
+			swapoff "$f" && break
+			sleep 1
+		done
+	fi
+	rm -f "$f"
+	! grep -q "^$f " /proc/swaps
+}
+
+swap_file_on()
+{
+	local mib=$1 fstype f
+	_fx_need_init || return 1
+	[[ $mib =~ ^[0-9]+$ ]] && [ "$mib" -gt 0 ] || {
+		_fx_err "swap_file_on: size in MiB expected, got '$mib'"
+		return 1
+	}
+	fstype=$(stat -f -c %T "$FX_SWAP_DIR") || return 1
+	case $fstype in
+	tmpfs | ramfs | overlayfs)
+		# Swapping onto memory-backed storage deadlocks (design.md, section 3).
+		_fx_err "swap_file_on: refusing, $FX_SWAP_DIR is on $fstype"
+		return 1
+		;;
+	esac
+	f="$FX_SWAP_DIR/$FX_TAG-swap$(_fx_next)"
+	fixture_register _fx_swap_off "$f"
+	# fallocate leaves unwritten extents, which ext4/iomap swapon accepts;
+	# fall back to writing zeros where it is refused.
+	if ! { fallocate -l "${mib}M" "$f" && chmod 600 "$f" && mkswap -q "$f" >/dev/null &&
+		swapon -p "$FX_SWAP_PRIO" "$f"; } 2>/dev/null; then
+		rm -f "$f"
+		dd if=/dev/zero of="$f" bs=1M count="$mib" status=none &&
+			chmod 600 "$f" && mkswap -q "$f" >/dev/null && swapon -p "$FX_SWAP_PRIO" "$f" || {
+			_fx_err "swap_file_on: cannot enable swap on $f"
+			return 1
+		}
+	fi
+	if [ "$(awk 'NR > 1' /proc/swaps | grep -vcF "$f")" -gt 0 ]; then
+		_fx_err "note: other swap devices are active:" \
+			"$(awk 'NR > 1 {printf "%s ", $1}' /proc/swaps | sed "s|$f ||")"
+	fi
+	echo "$f"
+}
+
+# ---- memory cgroups --------------------------------------------------------
+
+memcg_path_v1()
+{
+	echo "$FX_MEMCG_V1_ROOT/$1"
+}
+
+memcg_path_v2()
+{
+	echo "$FX_CG2_ROOT/$1"
+}
+
+memcg_pids()
+{
+	local d
+	for d in "$(memcg_path_v1 "$1")" "$(memcg_path_v2 "$1")"; do
+		[ -f "$d/cgroup.procs" ] && cat "$d/cgroup.procs"
+	done | sort -un
+}
+
+_fx_memcg_destroy()
+{
+	local h=$1 d i pids ok=0
+	for ((i = 0; i < 100; i++)); do
+		pids=$(memcg_pids "$h")
+		[ -z "$pids" ] && break
+		# shellcheck disable=SC2086
+		kill -KILL $pids 2>/dev/null
+		sleep 0.1
+	done
+	for d in "$(memcg_path_v1 "$h")" "$(memcg_path_v2 "$h")"; do
+		[ -d "$d" ] || continue
+		for ((i = 0; i < 50; i++)); do
+			rmdir "$d" 2>/dev/null && break
+			sleep 0.1
+		done
+		[ -d "$d" ] && {
+			_fx_err "cannot remove $d"
+			ok=1
+		}
+	done
+	return $ok
+}
+
+# memcg_create LIMIT: LIMIT as memory.limit_in_bytes takes it (bytes, K/M/G).
+# memory.swappiness is set to 60 explicitly: a v1 child inherits its parent's
+# value, and 60 (the kernel default) keeps results independent of whatever
+# the host or a parent cgroup was tuned to; 0 would forbid swapping in a v1
+# memcg and turn every test into an OOM kill.
+memcg_create()
+{
+	local limit=$1 h v1 v2
+	_fx_need_init || return 1
+	h="$FX_TAG-$(_fx_next)"
+	v1=$(memcg_path_v1 "$h")
+	v2=$(memcg_path_v2 "$h")
+	fixture_register _fx_memcg_destroy "$h"
+	mkdir "$v1" || return 1
+	echo "$limit" >"$v1/memory.limit_in_bytes" || return 1
+	echo 60 >"$v1/memory.swappiness" || return 1
+	mkdir "$v2" || return 1
+	echo "$h"
+}
+
+# memcg_run H CMD...: CMD runs with its pid in both cgroups.  Called in a
+# subshell already (CMD &, $(...), a pipeline) it moves that subshell and
+# execs, so $! is CMD's own pid; otherwise it forks one subshell to do so.
+memcg_run()
+{
+	local h=$1
+	shift
+	if [ "$BASHPID" != "$$" ]; then
+		echo "$BASHPID" >"$(memcg_path_v1 "$h")/cgroup.procs" &&
+			echo "$BASHPID" >"$(memcg_path_v2 "$h")/cgroup.procs" || exit 126
+		exec "$@"
+	fi
+	(
+		echo "$BASHPID" >"$(memcg_path_v1 "$h")/cgroup.procs" &&
+			echo "$BASHPID" >"$(memcg_path_v2 "$h")/cgroup.procs" || exit 126
+		exec "$@"
+	)
+}
+
+memcg_run_timeout()
+{
+	local secs=$1 h=$2 pid rc
+	shift 2
+	memcg_run "$h" timeout --kill-after=5 "$secs" "$@" &
+	pid=$!
+	fixture_track_pid "$pid"
+	wait "$pid"
+	rc=$?
+	while [ $rc -gt 128 ] && kill -0 "$pid" 2>/dev/null; do
+		wait "$pid"
+		rc=$?
+	done
+	[ $rc -eq 124 ] && _fx_err "timed out after ${secs}s: $*"
+	return $rc
+}
+
+memcg_stat()
+{
+	local d f=${2:-}
+	d=$(memcg_path_v1 "$1")
+	case $f in
+	'')
+		cat "$d/memory.stat"
+		echo "usage $(cat "$d/memory.usage_in_bytes")"
+		echo "max_usage $(cat "$d/memory.max_usage_in_bytes")"
+		echo "limit $(cat "$d/memory.limit_in_bytes")"
+		;;
+	usage | max_usage | limit)
+		[ "$f" = limit ] && f=limit_in_bytes || f=${f}_in_bytes
+		cat "$d/memory.$f"
+		;;
+	failcnt)
+		cat "$d/memory.failcnt"
+		;;
+	swap_usage)
+		echo $(($(cat "$d/memory.memsw.usage_in_bytes") - $(cat "$d/memory.usage_in_bytes")))
+		;;
+	*)
+		awk -v f="$f" '$1 == f {print $2; found = 1} END {exit !found}' "$d/memory.stat"
+		;;
+	esac
+}
+
+vmstat_get()
+{
+	awk -v f="$1" '$1 == f {print $2; found = 1} END {exit !found}' /proc/vmstat
+}
+
+# ---- sysctls ---------------------------------------------------------------
+
+# page_cluster.orig: the value to restore at the next teardown (removed once
+# restored, so a later page_cluster_set registers again);
+# page_cluster.initial: the value before the first change, for leftovers.
+_fx_page_cluster_restore()
+{
+	[ -f "$FX_STATE/page_cluster.orig" ] || return 0
+	cat "$FX_STATE/page_cluster.orig" >/proc/sys/vm/page-cluster &&
+		rm -f "$FX_STATE/page_cluster.orig"
+}
+
+page_cluster_set()
+{
+	_fx_need_init || return 1
+	[[ $1 =~ ^[0-9]+$ ]] || {
+		_fx_err "page_cluster_set: integer expected, got '$1'"
+		return 1
+	}
+	if [ ! -f "$FX_STATE/page_cluster.orig" ]; then
+		cat /proc/sys/vm/page-cluster >"$FX_STATE/page_cluster.orig" || return 1
+		[ -f "$FX_STATE/page_cluster.initial" ] ||
+			cp "$FX_STATE/page_cluster.orig" "$FX_STATE/page_cluster.initial"
+		fixture_register _fx_page_cluster_restore
+	fi
+	echo "$1" >/proc/sys/vm/page-cluster
+}
