@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The prefetcher against a real process (this one): range merging, holes
+ * (unmapped pages) skipped without losing the rest, the pagemap filter, and
+ * a dead pid.  Needs a kernel with process_madvise(MADV_WILLNEED) (>= 5.15).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine_test.h"
+#include "../../user/agent/prefetch.h"
+
+static struct leap_pageset set;
+
+static int setup(void **state)
+{
+	const char *why;
+	(void)state;
+
+	if (!prefetch_probe_willneed(&why)) {
+		fprintf(stderr, "# kernel lacks process_madvise(MADV_WILLNEED): %s\n",
+			why);
+		return -1;
+	}
+	return leap_pageset_init(&set, 1024);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	leap_pageset_free(&set);
+	return 0;
+}
+
+static void test_holes_and_merging(void **state)
+{
+	struct prefetcher p;
+	uint64_t pages[16];
+	char *buf = mmap(NULL, 16 * 4096, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t base = (uintptr_t)buf >> 12;
+	int rc;
+	(void)state;
+
+	assert_true(buf != MAP_FAILED);
+	memset(buf, 1, 16 * 4096);
+	/* Pages 4..7 are unmapped.  Candidates 0-3, 5 and 8-11 merge into
+	 * three ranges; process_madvise stops at the middle one (ENOMEM), which
+	 * alone must be skipped. */
+	assert_int_equal(munmap(buf + 4 * 4096, 4 * 4096), 0);
+	for (int i = 0; i < 4; i++) {
+		pages[i] = base + (uint64_t)(11 - i); /* reversed: must be sorted */
+		pages[4 + i] = base + (uint64_t)(3 - i);
+	}
+	pages[8] = base + 5;
+	pages[9] = base + 2; /* duplicate */
+	prefetch_init(&p, &set, false);
+	rc = prefetch_pages(&p, (uint32_t)getpid(), pages, 10);
+	assert_int_equal(rc, 8);
+	assert_int_equal(p.stats.holes, 1);
+	assert_int_equal(p.stats.issued, 8);
+	assert_true(p.stats.syscalls >= 2);
+	assert_true(leap_pageset_contains(&set, (uint32_t)getpid(), base + 0));
+	assert_true(leap_pageset_contains(&set, (uint32_t)getpid(), base + 11));
+	assert_false(leap_pageset_contains(&set, (uint32_t)getpid(), base + 5));
+
+	/* With the pagemap filter, resident pages are not prefetched at all. */
+	prefetch_close(&p);
+	prefetch_init(&p, &set, true);
+	pages[0] = base;
+	pages[1] = base + 1;
+	pages[2] = base + 5; /* unmapped: pagemap says not swapped either */
+	rc = prefetch_pages(&p, (uint32_t)getpid(), pages, 3);
+	assert_int_equal(rc, 0);
+	assert_int_equal(p.stats.not_swapped, 3);
+	assert_int_equal(p.stats.syscalls, 0);
+	prefetch_close(&p);
+	munmap(buf, 16 * 4096);
+}
+
+static void test_dead_process(void **state)
+{
+	struct prefetcher p;
+	uint64_t pages[1] = {0x1000};
+	pid_t child = fork();
+	(void)state;
+
+	if (child == 0)
+		_exit(0);
+	assert_true(child > 0);
+	waitpid(child, NULL, 0);
+	prefetch_init(&p, &set, true);
+	assert_int_equal(prefetch_pages(&p, (uint32_t)child, pages, 1), -ESRCH);
+	assert_int_equal(p.stats.gone, 1);
+	prefetch_close(&p);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_holes_and_merging),
+		cmocka_unit_test(test_dead_process),
+	};
+	return cmocka_run_group_tests_name("prefetch", tests, setup, teardown);
+}

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: MIT
+/*
+ * process_madvise(2): "MADV_WILLNEED ... since Linux 5.15"; it needs
+ * PTRACE_MODE_READ on the target and CAP_SYS_NICE, takes at most IOV_MAX
+ * iovecs and stops at the first failing one, returning the bytes advised so
+ * far (mm/madvise.c vector_madvise).  We therefore merge pages into ranges,
+ * and when a range fails (typically ENOMEM: not mapped any more) we skip
+ * exactly that range and go on with the rest.
+ *
+ * Before asking, /proc/PID/pagemap tells which candidates are really swapped
+ * out (bit 62, "page swapped", Documentation/admin-guide/mm/pagemap.rst):
+ * resident or never-touched pages would be no-ops for the kernel but would
+ * count as prefetched and, later, as false hits.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "prefetch.h"
+
+#define PAGE_SHIFT	 12
+#define PM_SWAP		 (1ULL << 62)
+#define PM_PRESENT	 (1ULL << 63)
+#define PAGEMAP_SPAN_MAX 4096 /* pages read in one pread (32 KiB) */
+#ifndef IOV_MAX
+#define IOV_MAX 1024
+#endif
+
+static int sys_pidfd_open(pid_t pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+static ssize_t sys_process_madvise(int pidfd, const struct iovec *iov, size_t n,
+				   int advice)
+{
+	return syscall(SYS_process_madvise, pidfd, iov, n, advice, 0);
+}
+
+void prefetch_init(struct prefetcher *p, struct leap_pageset *prefetched,
+		   bool use_pagemap)
+{
+	memset(p, 0, sizeof(*p));
+	for (int i = 0; i < PREFETCH_FD_CACHE; i++)
+		p->procs[i].pidfd = p->procs[i].pagemap_fd = -1;
+	p->prefetched = prefetched;
+	p->use_pagemap = use_pagemap;
+}
+
+static void proc_close(struct prefetch_proc *pr)
+{
+	if (pr->pidfd >= 0)
+		close(pr->pidfd);
+	if (pr->pagemap_fd >= 0)
+		close(pr->pagemap_fd);
+	pr->pidfd = pr->pagemap_fd = -1;
+	pr->tgid = 0;
+}
+
+void prefetch_close(struct prefetcher *p)
+{
+	for (int i = 0; i < PREFETCH_FD_CACHE; i++)
+		proc_close(&p->procs[i]);
+}
+
+void prefetch_forget(struct prefetcher *p, uint32_t tgid)
+{
+	for (int i = 0; i < PREFETCH_FD_CACHE; i++)
+		if (p->procs[i].tgid == tgid)
+			proc_close(&p->procs[i]);
+}
+
+/* The cached fds of tgid, opening them (evicting the stalest) if needed. */
+static struct prefetch_proc *proc_get(struct prefetcher *p, uint32_t tgid, int *err)
+{
+	struct prefetch_proc *victim = &p->procs[0];
+	char path[64];
+
+	p->clock++;
+	for (int i = 0; i < PREFETCH_FD_CACHE; i++) {
+		struct prefetch_proc *pr = &p->procs[i];
+
+		if (pr->tgid == tgid) {
+			pr->last_used = p->clock;
+			return pr;
+		}
+		if (pr->tgid == 0 || pr->last_used < victim->last_used)
+			victim = pr;
+	}
+	proc_close(victim);
+	victim->pidfd = sys_pidfd_open((pid_t)tgid);
+	if (victim->pidfd < 0) {
+		*err = -errno;
+		return NULL;
+	}
+	if (p->use_pagemap) {
+		snprintf(path, sizeof(path), "/proc/%u/pagemap", tgid);
+		victim->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	victim->tgid = tgid;
+	victim->last_used = p->clock;
+	return victim;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Keeps the pages pagemap reports as swapped out; returns the new count. */
+static uint32_t keep_swapped(int fd, uint64_t *pages, uint32_t n)
+{
+	uint64_t buf[PAGEMAP_SPAN_MAX];
+	uint32_t kept = 0, i = 0;
+
+	while (i < n) {
+		/* One read covers every page within the span from pages[i]. */
+		uint64_t first = pages[i];
+		uint32_t j = i;
+		size_t span;
+		ssize_t got;
+
+		while (j < n && pages[j] - first < PAGEMAP_SPAN_MAX)
+			j++;
+		span = (size_t)(pages[j - 1] - first + 1);
+		got = pread(fd, buf, span * sizeof(uint64_t),
+			    (off_t)(first * sizeof(uint64_t)));
+		if (got < 0)
+			return n; /* unreadable (process gone?): let madvise decide */
+		for (; i < j; i++) {
+			size_t k = (size_t)(pages[i] - first);
+
+			if (k < (size_t)got / sizeof(uint64_t) && (buf[k] & PM_SWAP) &&
+			    !(buf[k] & PM_PRESENT))
+				pages[kept++] = pages[i];
+		}
+	}
+	return kept;
+}
+
+/*
+ * Issues iov[0..n) in IOV_MAX batches, skipping ranges that fail.  On return
+ * the ranges not advised have iov_len 0, so the caller records only what
+ * the kernel accepted.
+ */
+static int advise_all(struct prefetcher *p, int pidfd, struct iovec *iov, size_t n,
+		      uint64_t *issued)
+{
+	size_t at = 0;
+
+	while (at < n) {
+		size_t batch = n - at < IOV_MAX ? n - at : IOV_MAX;
+		ssize_t done = sys_process_madvise(pidfd, iov + at, batch, MADV_WILLNEED);
+
+		p->stats.syscalls++;
+		if (done < 0) {
+			int e = errno;
+
+			if (e == ESRCH || e == EPERM || e == EACCES || e == ENOSYS ||
+			    e == EINVAL || e == EBADF) {
+				for (size_t i = at; i < n; i++)
+					iov[i].iov_len = 0;
+				return -e;
+			}
+			if (e == EINTR || e == EAGAIN)
+				continue;
+			/* ENOMEM/EFAULT/EIO: the first range is bad: skip it. */
+			p->stats.holes += iov[at].iov_len >> PAGE_SHIFT;
+			iov[at].iov_len = 0; /* not issued: excluded from the set */
+			at++;
+			continue;
+		}
+		/* Whole ranges advised; a partial one stops the kernel there. */
+		while (batch && (size_t)done >= iov[at].iov_len && iov[at].iov_len) {
+			done -= (ssize_t)iov[at].iov_len;
+			*issued += iov[at].iov_len >> PAGE_SHIFT;
+			at++;
+			batch--;
+		}
+		if (batch && at < n) {
+			/* Stopped inside or at iov[at]: that range failed. */
+			p->stats.holes += iov[at].iov_len >> PAGE_SHIFT;
+			iov[at].iov_len = 0;
+			at++;
+		}
+	}
+	return 0;
+}
+
+int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n)
+{
+	struct iovec iov[LEAP_PREFETCH_MAX_PAGES];
+	struct prefetch_proc *pr;
+	uint64_t issued = 0;
+	uint32_t m = 0, niov = 0;
+	int err = 0, rc;
+
+	if (n == 0)
+		return 0;
+	if (n > LEAP_PREFETCH_MAX_PAGES)
+		n = LEAP_PREFETCH_MAX_PAGES;
+	p->stats.requested += n;
+	pr = proc_get(p, tgid, &err);
+	if (!pr) {
+		if (err == -ESRCH)
+			p->stats.gone++;
+		return err;
+	}
+	qsort(pages, n, sizeof(*pages), cmp_u64);
+	for (uint32_t i = 0; i < n; i++) /* de-duplicate */
+		if (m == 0 || pages[i] != pages[m - 1])
+			pages[m++] = pages[i];
+	if (pr->pagemap_fd >= 0) {
+		uint32_t kept = keep_swapped(pr->pagemap_fd, pages, m);
+
+		p->stats.not_swapped += m - kept;
+		m = kept;
+	}
+	if (m == 0)
+		return 0;
+	for (uint32_t i = 0; i < m; i++) {
+		if (niov &&
+		    (iov[niov - 1].iov_len >> PAGE_SHIFT) +
+				    ((uintptr_t)iov[niov - 1].iov_base >> PAGE_SHIFT) ==
+			    pages[i]) {
+			iov[niov - 1].iov_len += 1ULL << PAGE_SHIFT;
+			continue;
+		}
+		iov[niov].iov_base = (void *)(uintptr_t)(pages[i] << PAGE_SHIFT);
+		iov[niov].iov_len = 1ULL << PAGE_SHIFT;
+		niov++;
+	}
+	rc = advise_all(p, pr->pidfd, iov, niov, &issued);
+	if (rc == -ESRCH) {
+		p->stats.gone++;
+		prefetch_forget(p, tgid);
+	} else if (rc == -EPERM || rc == -EACCES) {
+		p->stats.denied++;
+	}
+	if (rc < 0 && issued == 0)
+		return rc;
+	/* Remember what was issued, for hit detection. */
+	for (uint32_t i = 0; i < niov; i++)
+		for (uint64_t k = 0; k < iov[i].iov_len >> PAGE_SHIFT; k++)
+			leap_pageset_add(p->prefetched, tgid,
+					 ((uintptr_t)iov[i].iov_base >> PAGE_SHIFT) + k);
+	p->stats.issued += issued;
+	return (int)issued;
+}
+
+int prefetch_probe_willneed(const char **why)
+{
+	/* Advise one page of our own, mapped and resident: only a kernel
+	 * without WILLNEED support for process_madvise refuses. */
+	static char page[4096] __attribute__((aligned(4096)));
+	struct iovec iov = {.iov_base = page, .iov_len = sizeof(page)};
+	int fd = sys_pidfd_open(getpid());
+	ssize_t rc;
+
+	page[0] = 1;
+	if (fd < 0) {
+		*why = errno == ENOSYS ? "pidfd_open unsupported (kernel < 5.3)"
+				       : "pidfd_open failed";
+		return 0;
+	}
+	rc = sys_process_madvise(fd, &iov, 1, MADV_WILLNEED);
+	close(fd);
+	if (rc >= 0) {
+		*why = "process_madvise(MADV_WILLNEED) supported";
+		return 1;
+	}
+	if (errno == ENOSYS)
+		*why = "process_madvise unsupported (kernel < 5.10)";
+	else if (errno == EINVAL)
+		*why = "process_madvise refuses MADV_WILLNEED (kernel < 5.15)";
+	else if (errno == EPERM)
+		*why = "process_madvise not permitted (needs CAP_SYS_NICE)";
+	else
+		*why = strerror(errno);
+	return 0;
+}

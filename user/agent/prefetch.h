@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Prefetching into another process's swap cache with
+ * process_madvise(MADV_WILLNEED) (Linux >= 5.15 for WILLNEED).
+ */
+#ifndef LEAP_AGENT_PREFETCH_H
+#define LEAP_AGENT_PREFETCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "leap/pageset.h"
+
+#define PREFETCH_FD_CACHE	64
+#define LEAP_PREFETCH_MAX_PAGES 1024 /* one engine window at most */
+
+struct prefetch_stats {
+	uint64_t requested;   /* candidate pages handed in */
+	uint64_t not_swapped; /* dropped by the pagemap filter (resident or unmapped) */
+	uint64_t issued;      /* pages process_madvise accepted */
+	uint64_t holes;	      /* pages in ranges it refused (unmapped, ENOMEM) */
+	uint64_t syscalls;    /* process_madvise calls */
+	uint64_t gone;	      /* ESRCH: process exited */
+	uint64_t denied;      /* EPERM / EACCES */
+};
+
+struct prefetch_proc {
+	uint32_t tgid; /* 0: free */
+	int pidfd;
+	int pagemap_fd; /* -1 when unreadable: no filtering for this process */
+	uint64_t last_used;
+};
+
+struct prefetcher {
+	struct prefetch_proc procs[PREFETCH_FD_CACHE];
+	struct leap_pageset *prefetched; /* pages issued and not yet faulted */
+	bool use_pagemap;
+	uint64_t clock;
+	struct prefetch_stats stats;
+};
+
+void prefetch_init(struct prefetcher *p, struct leap_pageset *prefetched,
+		   bool use_pagemap);
+void prefetch_close(struct prefetcher *p);
+/*
+ * Asks the kernel to read these pages of tgid into its swap cache.  pages[]
+ * is reordered.  Returns pages issued (>= 0), or -ESRCH when the process is
+ * gone, -EPERM when we may not touch it, -EINVAL/-ENOSYS when the kernel
+ * refuses WILLNEED (caller switches to observing).
+ */
+int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n);
+/* Forgets a process (it exited). */
+void prefetch_forget(struct prefetcher *p, uint32_t tgid);
+/* Whether this kernel accepts process_madvise(MADV_WILLNEED): 1 yes, 0 no. */
+int prefetch_probe_willneed(const char **why);
+
+#endif
