@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+/*
+ * leap observer: sees the page faults of watched tasks and streams them to
+ * the userspace agent through a ring buffer (struct leap_event).
+ *
+ * Two hook sets live in this one CO-RE object; the loader (user/observer.c)
+ * probes which one the running kernel accepts and turns the other off with
+ * bpf_program__set_autoload() before loading:
+ *
+ *  fentry path   fentry/fexit do_swap_page(struct vm_fault *vmf), plus
+ *                fentry on the swap read function (swap_readpage up to
+ *                ~6.7, swap_read_folio from ~6.8; only the one the kernel
+ *                has is loaded).  Sees swap faults only, with their swap
+ *                entry.  Needs BPF trampolines.
+ *
+ *  tracepoint    tp_btf/page_fault_user (x86, every user fault, before it
+ *  path          is handled) opens a pending record per thread;
+ *                tp_btf/count_memcg_events, which fires in the faulting
+ *                task's context while the fault is handled, marks it major
+ *                (PGMAJFAULT) or as having read swap (PSWPIN) and closes it
+ *                (PGFAULT, counted once at the end of every completed
+ *                fault).  Sees every not-present fault, swap entry unknown.
+ *
+ * Both produce the same struct leap_event, with the per-stream delta
+ * computed here, and count into the per-target slot of leap_stats.
+ *
+ * Kernel facts relied upon, read in torvalds/linux (6.18):
+ *  - arch/x86/mm/fault.c: trace_page_fault_entries() calls
+ *    trace_page_fault_user(address, regs, error_code) for user-mode faults
+ *    before do_user_addr_fault(); the tracepoint is TRACE_EVENT_FN with a
+ *    reg function, so attaching enables it.  error_code bit 0 (X86_PF_PROT)
+ *    clear = page not present, bit 1 (X86_PF_WRITE) = write access.
+ *    The BTF prototype is (address, regs, error_code), in that order.
+ *  - mm/memory.c mm_account_fault(): returns early on VM_FAULT_RETRY
+ *    ("Incomplete faults will be accounted upon completion"), then
+ *    count_vm_event(PGFAULT) + count_memcg_event_mm(mm, PGFAULT) for every
+ *    completed fault, successful or failed.  do_swap_page() counts
+ *    PGMAJFAULT through count_memcg_event_mm() when the folio was not in
+ *    the swap cache and had to be read, before that.
+ *  - mm/page_io.c: swap_read_folio_bdev_{sync,async}() count PSWPIN with
+ *    count_memcg_folio_events() when they submit the read (task context).
+ *  - mm/memcontrol.c count_memcg_events(): trace_count_memcg_events(memcg,
+ *    idx, count) after updating the per-cpu counter, unless
+ *    mem_cgroup_disabled().  include/trace/events/memcg.h: prototype
+ *    (struct mem_cgroup *memcg, int item, unsigned long val); item is an
+ *    enum vm_event_item (PGFAULT, PGMAJFAULT and PSWPIN are all there).
+ *    The tracepoint exists from ~6.14; older kernels use the fentry path.
+ *  - mm/memory.c do_swap_page(): VM_FAULT_RETRY (0x400) = it will be called
+ *    again for the same fault; VM_FAULT_MAJOR (0x4) = read from swap.
+ *    vmf->orig_pte holds the swap pte.
+ *  - arch/x86/include/asm/pgtable_64.h: swap pte = type in bits 59-63,
+ *    inverted offset in bits 9-58: __swp_type(x) = x >> 59,
+ *    __swp_offset(x) = ~x << 5 >> 14.  The flag bits pte_swp_clear_flags()
+ *    drops (soft-dirty, uffd-wp, exclusive) are below bit 9.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "leap_event.h"
+#include "leap_observer.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/* Set by the loader before load: the agent's own tgid is never watched. */
+const volatile __u32 leap_agent_tgid = 0;
+
+/* x86 page fault error code bits (arch/x86/include/asm/trap_pf.h). */
+#define LEAP_X86_PF_PROT 0x1
+#define LEAP_X86_PF_WRITE 0x2
+
+/* vm_fault_t bits (include/linux/mm_types.h enum vm_fault_reason). */
+#define LEAP_VM_FAULT_MAJOR 0x4
+#define LEAP_VM_FAULT_RETRY 0x400
+/* FAULT_FLAG_WRITE: a #define before 5.13, enum fault_flag since; 0x1 in both. */
+#define LEAP_FAULT_FLAG_WRITE 0x1
+/* task_struct.flags (include/linux/sched.h). */
+#define LEAP_PF_KTHREAD 0x00200000
+
+/* x86_64 swap pte layout (see above). */
+#define LEAP_SWP_TYPE_BITS 5
+#define LEAP_SWP_OFFSET_SHIFT 14
+/*
+ * Swap types at and above MAX_SWAPFILES are special entries (migration,
+ * device-private, hwpoison, pte markers), not swap slots.  MAX_SWAPFILES is
+ * 32 minus a config-dependent count of those, at least 23 on every kernel
+ * we target; treat 23 and up as "not a swap slot".
+ */
+#define LEAP_SWP_TYPE_LIMIT 23
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LEAP_TARGETS_MAX);
+	__type(key, __u64); /* cgroup v2 id */
+	__type(value, struct leap_target);
+} leap_cgroups SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LEAP_TARGETS_MAX);
+	__type(key, __u32); /* tgid */
+	__type(value, struct leap_target);
+} leap_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, LEAP_STATS_SLOTS);
+	__type(key, __u32);
+	__type(value, struct leap_cg_stats);
+} leap_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, LEAP_RINGBUF_DEFAULT);
+} leap_events SEC(".maps");
+
+/* Last faulting page of each stream, for leap_event.delta. */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LEAP_STREAMS_MAX);
+	__type(key, __u32); /* tgid, or tid with LEAP_TGT_THREAD_DELTAS */
+	__type(value, __u64); /* page number */
+} leap_last SEC(".maps");
+
+/* A fault seen at entry and not yet completed. */
+struct leap_pending {
+	__u64 addr; /* page aligned */
+	__u64 ts_ns;
+	__u64 cgroup_id;
+	__u64 swap_offset;
+	__u32 flags; /* LEAP_EV_* gathered so far */
+	__u32 swap_type;
+	__u32 slot;   /* leap_target.stats_slot of the matching target */
+	__u32 tflags; /* leap_target.flags of the matching target */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LEAP_PENDING_MAX);
+	__type(key, __u32); /* tid */
+	__type(value, struct leap_pending);
+} leap_pending SEC(".maps");
+
+/* Who owns the pins; written by the loader, never read here. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct leap_owner);
+} leap_owner SEC(".maps");
+
+static __always_inline struct leap_cg_stats *stats_slot(__u32 slot)
+{
+	if (slot >= LEAP_STATS_SLOTS)
+		return 0;
+	return bpf_map_lookup_elem(&leap_stats, &slot);
+}
+
+/*
+ * The target entry watching the current task, or NULL.  The tgid entry
+ * wins over the cgroup entry.  Kernel threads and the agent are never
+ * watched.
+ */
+static __always_inline struct leap_target *watched(__u32 tgid, __u64 *cgid)
+{
+	struct task_struct *task;
+	struct leap_target *t;
+
+	if (tgid == 0 || tgid == leap_agent_tgid)
+		return 0;
+	task = (struct task_struct *)bpf_get_current_task();
+	if (BPF_CORE_READ(task, flags) & LEAP_PF_KTHREAD)
+		return 0;
+	*cgid = bpf_get_current_cgroup_id();
+	t = bpf_map_lookup_elem(&leap_pids, &tgid);
+	if (t)
+		return t;
+	return bpf_map_lookup_elem(&leap_cgroups, cgid);
+}
+
+/*
+ * A fault completed: count it, advance its stream and send the event.
+ * @p is a copy the caller owns (the pending entry is already deleted).
+ */
+static __always_inline void complete_fault(const struct leap_pending *p, __u32 tgid,
+					   __u32 tid, bool count_fault)
+{
+	struct leap_cg_stats *st = stats_slot(p->slot);
+	struct leap_event *ev;
+	__u64 page = p->addr >> LEAP_PAGE_SHIFT;
+	__u32 key = (p->tflags & LEAP_TGT_THREAD_DELTAS) ? tid : tgid;
+	__u64 *last;
+	__s64 delta = 0;
+
+	if (st) {
+		if (count_fault)
+			__sync_fetch_and_add(&st->faults, 1);
+		if (p->flags & LEAP_EV_MAJOR)
+			__sync_fetch_and_add(&st->swapin_misses, 1);
+	}
+
+	last = bpf_map_lookup_elem(&leap_last, &key);
+	if (last) {
+		delta = (__s64)(page - *last);
+		*last = page;
+	} else {
+		bpf_map_update_elem(&leap_last, &key, &page, BPF_ANY);
+	}
+
+	if (!(p->tflags & LEAP_TGT_EVENTS))
+		return;
+
+	ev = bpf_ringbuf_reserve(&leap_events, sizeof(*ev), 0);
+	if (!ev) {
+		if (st)
+			__sync_fetch_and_add(&st->events_dropped, 1);
+		return;
+	}
+	ev->ts_ns = p->ts_ns;
+	ev->cgroup_id = p->cgroup_id;
+	ev->addr = p->addr;
+	ev->delta = delta;
+	ev->swap_offset = p->swap_offset;
+	ev->tgid = tgid;
+	ev->tid = tid;
+	ev->flags = p->flags;
+	ev->swap_type = p->swap_type;
+	ev->latency_ns = bpf_ktime_get_ns() - p->ts_ns;
+	bpf_ringbuf_submit(ev, 0);
+	if (st)
+		__sync_fetch_and_add(&st->events_sent, 1);
+}
+
+/* ---- tracepoint path ---------------------------------------------------- */
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(leap_pf_user, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct leap_pending p = {};
+	struct leap_cg_stats *st;
+	struct leap_target *t;
+	__u64 cgid = 0;
+
+	t = watched(tgid, &cgid);
+	if (!t)
+		return 0;
+
+	/*
+	 * Every user fault of a watched task counts; only not-present ones
+	 * (a page to bring in) become events.  Protection faults (COW and
+	 * friends) never touch swap.
+	 */
+	st = stats_slot(t->stats_slot);
+	if (st)
+		__sync_fetch_and_add(&st->faults, 1);
+	if (error_code & LEAP_X86_PF_PROT)
+		return 0;
+
+	p.addr = address & ~((1ULL << LEAP_PAGE_SHIFT) - 1);
+	p.ts_ns = bpf_ktime_get_ns();
+	p.cgroup_id = cgid;
+	p.swap_offset = LEAP_NO_SWAP_OFFSET;
+	p.flags = (error_code & LEAP_X86_PF_WRITE) ? LEAP_EV_WRITE : 0;
+	p.slot = t->stats_slot;
+	p.tflags = t->flags;
+	/*
+	 * A record left over from a fault that never completed (e.g. a
+	 * SIGSEGV before handle_mm_fault) is simply replaced.
+	 */
+	bpf_map_update_elem(&leap_pending, &tid, &p, BPF_ANY);
+	return 0;
+}
+
+SEC("tp_btf/count_memcg_events")
+int BPF_PROG(leap_memcg_ev, struct mem_cgroup *memcg, int item, unsigned long val)
+{
+	int pgfault = bpf_core_enum_value(enum vm_event_item, PGFAULT);
+	int pgmajfault = bpf_core_enum_value(enum vm_event_item, PGMAJFAULT);
+	int pswpin = bpf_core_enum_value(enum vm_event_item, PSWPIN);
+	struct leap_pending *p, done;
+	__u64 id;
+	__u32 tid;
+
+	/* This fires for every memcg event system-wide: filter cheaply first. */
+	if (item != pgfault && item != pgmajfault && item != pswpin)
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	tid = (__u32)id;
+	p = bpf_map_lookup_elem(&leap_pending, &tid);
+	if (!p)
+		return 0;
+	if (item == pgmajfault) {
+		p->flags |= LEAP_EV_MAJOR;
+		return 0;
+	}
+	if (item == pswpin) {
+		p->flags |= LEAP_EV_SWAPIN_IO;
+		return 0;
+	}
+	/* PGFAULT: mm_account_fault() at the end of the completed fault. */
+	done = *p;
+	bpf_map_delete_elem(&leap_pending, &tid);
+	/* faults were counted at entry on this path */
+	complete_fault(&done, id >> 32, tid, false);
+	return 0;
+}
+
+/* ---- fentry path ------------------------------------------------------- */
+
+SEC("fentry/do_swap_page")
+int BPF_PROG(leap_swap_entry, struct vm_fault *vmf)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct leap_pending p = {}, *old;
+	struct leap_target *t;
+	__u64 cgid = 0, pte, addr;
+	__u32 type;
+
+	t = watched(tgid, &cgid);
+	if (!t)
+		return 0;
+	addr = BPF_CORE_READ(vmf, address) & ~((1ULL << LEAP_PAGE_SHIFT) - 1);
+	/*
+	 * Called again after VM_FAULT_RETRY for the same fault: keep the
+	 * first entry time and what the earlier attempts found.
+	 */
+	old = bpf_map_lookup_elem(&leap_pending, &tid);
+	if (old && old->addr == addr)
+		return 0;
+
+	p.addr = addr;
+	p.ts_ns = bpf_ktime_get_ns();
+	p.cgroup_id = cgid;
+	p.flags = LEAP_EV_FENTRY;
+	if (BPF_CORE_READ(vmf, flags) & LEAP_FAULT_FLAG_WRITE)
+		p.flags |= LEAP_EV_WRITE;
+	p.slot = t->stats_slot;
+	p.tflags = t->flags;
+
+	pte = BPF_CORE_READ(vmf, orig_pte.pte);
+#if defined(__TARGET_ARCH_x86)
+	type = pte >> (64 - LEAP_SWP_TYPE_BITS);
+	if (type < LEAP_SWP_TYPE_LIMIT) {
+		p.flags |= LEAP_EV_SWAP;
+		p.swap_type = type;
+		p.swap_offset = ~pte << LEAP_SWP_TYPE_BITS >> LEAP_SWP_OFFSET_SHIFT;
+	} else {
+		p.swap_offset = LEAP_NO_SWAP_OFFSET;
+	}
+#else
+	/* Other architectures encode swap ptes differently: offset unknown. */
+	(void)type;
+	(void)pte;
+	p.flags |= LEAP_EV_SWAP;
+	p.swap_offset = LEAP_NO_SWAP_OFFSET;
+#endif
+	bpf_map_update_elem(&leap_pending, &tid, &p, BPF_ANY);
+	return 0;
+}
+
+SEC("fexit/do_swap_page")
+int BPF_PROG(leap_swap_exit, struct vm_fault *vmf, vm_fault_t ret)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct leap_pending *p, done;
+
+	p = bpf_map_lookup_elem(&leap_pending, &tid);
+	if (!p || !(p->flags & LEAP_EV_FENTRY))
+		return 0;
+	if (ret & LEAP_VM_FAULT_MAJOR)
+		p->flags |= LEAP_EV_MAJOR;
+	/* It will be called again for this fault: wait for the last call. */
+	if (ret & LEAP_VM_FAULT_RETRY)
+		return 0;
+	done = *p;
+	bpf_map_delete_elem(&leap_pending, &tid);
+	complete_fault(&done, id >> 32, tid, true);
+	return 0;
+}
+
+/* A swap read issued while a watched fault is in flight on this thread. */
+static __always_inline void mark_swap_read(void)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct leap_pending *p = bpf_map_lookup_elem(&leap_pending, &tid);
+
+	if (p)
+		p->flags |= LEAP_EV_SWAPIN_IO;
+}
+
+/* >= ~6.8: swap_read_folio(struct folio *, struct swap_iocb **) */
+SEC("fentry/swap_read_folio")
+int BPF_PROG(leap_read_folio)
+{
+	mark_swap_read();
+	return 0;
+}
+
+/* <= ~6.7: swap_readpage(struct page *, bool, struct swap_iocb **) */
+SEC("fentry/swap_readpage")
+int BPF_PROG(leap_readpage)
+{
+	mark_swap_read();
+	return 0;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * Internals shared by the BPF observer (bpf/leap_observer.bpf.c) and its
+ * loader (user/observer.c) only.  The public contract, the event, target
+ * and stats layouts, is include/leap_event.h; nothing here is part of it.
+ */
+#ifndef LEAP_OBSERVER_H
+#define LEAP_OBSERVER_H
+
+#ifdef __BPF__
+/* vmlinux.h provides __u64 and friends */
+#else
+#include <linux/types.h>
+#endif
+
+/* Capacity of the target maps leap_cgroups and leap_pids. */
+#define LEAP_TARGETS_MAX 1024
+/* Per-stream last fault address (key: tgid, or tid for per-thread deltas). */
+#define LEAP_STREAMS_MAX 65536
+/* Faults in flight, one per thread (key: tid). */
+#define LEAP_PENDING_MAX 16384
+/* Default ring buffer size; the loader may change it before load. */
+#define LEAP_RINGBUF_DEFAULT (1u << 20)
+
+/* leap_owner.hook */
+#define LEAP_OWNER_HOOK_FENTRY 1
+#define LEAP_OWNER_HOOK_TRACEPOINT 2
+
+/*
+ * The single value of the pinned array map leap_owner
+ * (LEAP_PIN_DIR "/owner"): which process owns the pins.  A later instance
+ * treats the pins as live while that process exists with the same start
+ * time, and as stale leftovers of a crash otherwise.
+ */
+struct leap_owner {
+	__u32 pid;        /* tgid of the loader */
+	__u32 hook;       /* LEAP_OWNER_HOOK_* */
+	__u64 start_time; /* /proc/<pid>/stat field 22 (clock ticks since boot) */
+};
+
+#endif /* LEAP_OBSERVER_H */

@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: MIT
+# ---- BPF observer: CO-RE object, skeleton, loader library, leap-observe ----
+# libbpf-bootstrap style: the .bpf.o is compiled against the checked-in
+# vmlinux/<arch>/vmlinux.h (tools/gen-vmlinux.sh), bpftool turns it into a
+# skeleton header, user/observer.c embeds that.
+#
+# For other fragments (the agent): link $(OBSERVER_OBJS) and $(OBSERVER_LIBS),
+# compile with $(OBSERVER_CFLAGS), and depend on $(OBSERVER_OBJS).
+
+BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) \
+	-Ivmlinux/$(ARCH) -Iinclude -Ibpf
+LIBBPF_CFLAGS := $(shell pkg-config --cflags libbpf 2>/dev/null)
+LIBBPF_LIBS := $(or $(shell pkg-config --libs libbpf 2>/dev/null),-lbpf) -lelf -lz
+
+BPF_OBJ := $(OUTPUT)/leap_observer.bpf.o
+BPF_SKEL := $(OUTPUT)/leap_observer.skel.h
+BPF_HDRS := $(wildcard bpf/*.h) include/leap_event.h vmlinux/$(ARCH)/vmlinux.h
+
+OBSERVER_CFLAGS := $(LIBBPF_CFLAGS) -Iuser -Ibpf
+OBSERVER_OBJS := $(OUTPUT)/observer.o
+OBSERVER_LIBS := $(LIBBPF_LIBS)
+
+$(BPF_OBJ): bpf/leap_observer.bpf.c $(BPF_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(BPF_SKEL): $(BPF_OBJ)
+	$(BPFTOOL) gen skeleton $< name leap_observer_bpf > $@.tmp
+	@mv $@.tmp $@
+
+$(OUTPUT)/observer.o: user/observer.c user/observer.h $(BPF_SKEL) $(BPF_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(OBSERVER_CFLAGS) -c $< -o $@
+
+$(BIN)/leap-observe: user/leap-observe.c user/observer.h include/leap_event.h \
+		$(OBSERVER_OBJS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(OBSERVER_CFLAGS) $< $(OBSERVER_OBJS) -o $@ $(OBSERVER_LIBS)
+
+ALL_BINS += $(BIN)/leap-observe
+
+# System-test helper (tests/sys/observer.t): a small page-touching program.
+OBS_TEST_HELPERS := $(OUTPUT)/sys-helpers/leap-touch
+
+$(OUTPUT)/sys-helpers/%: tests/sys/helpers/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $< -o $@ -lpthread
+
+all: $(OBS_TEST_HELPERS)

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/*
+ * leap observer loader: opens, probes, loads and attaches the BPF observer
+ * (bpf/leap_observer.bpf.c), manages its targets, pins its maps under
+ * LEAP_PIN_DIR and hands out its events and stats.
+ *
+ * One observer per process (libbpf's print callback is process-wide).
+ * Every function returning int returns 0 (or a count) on success and
+ * -errno on failure; the reason is also reported through opts.log.
+ * Nothing here writes to stdout.
+ */
+#ifndef LEAP_OBSERVER_LIB_H
+#define LEAP_OBSERVER_LIB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "leap_event.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct leap_observer;
+
+enum leap_hook {
+	LEAP_HOOK_AUTO = 0,   /* fentry if the kernel allows it, else tracepoint */
+	LEAP_HOOK_FENTRY,     /* fentry/fexit do_swap_page (+ swap read) */
+	LEAP_HOOK_TRACEPOINT, /* tp_btf page_fault_user + count_memcg_events */
+};
+
+enum leap_log_level {
+	LEAP_LOG_ERROR = 0,
+	LEAP_LOG_WARN,
+	LEAP_LOG_INFO,
+	LEAP_LOG_DEBUG,
+};
+
+/* @msg has no trailing newline. */
+typedef void (*leap_observer_log_fn)(void *ctx, enum leap_log_level level, const char *msg);
+
+/*
+ * Called for every event by leap_observer_poll()/_consume(); a non-zero
+ * return stops that call, which then returns it.
+ */
+typedef int (*leap_observer_event_fn)(void *ctx, const struct leap_event *ev);
+
+struct leap_observer_opts {
+	enum leap_hook hook;
+	/* Ring buffer bytes: power of two, >= page size; 0 = 1 MiB. */
+	__u32 ringbuf_bytes;
+	/* Never watched (the agent itself); 0 = getpid(). */
+	__u32 self_tgid;
+	/* Pin directory; NULL = LEAP_PIN_DIR.  Its parent must be (or, for
+	 * /sys/fs/bpf, is mounted as) a bpffs. */
+	const char *pin_dir;
+	/* Do not pin anything (tests, benchmarks). */
+	bool no_pin;
+	/* Forward libbpf's debug output to log at LEAP_LOG_DEBUG. */
+	bool libbpf_debug;
+	/* NULL: errors and warnings go to stderr as "leap-observer: ...". */
+	leap_observer_log_fn log;
+	void *log_ctx;
+	/* May be NULL (then poll just drains the ring). */
+	leap_observer_event_fn on_event;
+	void *event_ctx;
+};
+
+/*
+ * Opens, probes the hook set (for LEAP_HOOK_AUTO: test-loads the fentry
+ * programs alone, falls back to the tracepoint ones), loads, attaches and
+ * pins.  -EBUSY when another live instance owns the pin directory (stale
+ * pins of a dead one are removed); -EOPNOTSUPP when the requested hook set
+ * cannot be loaded on this kernel.
+ */
+int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observer **out);
+
+/* Detaches, unpins, removes the pin directory and frees; NULL is fine. */
+void leap_observer_close(struct leap_observer *obs);
+
+/* "fentry" or "tracepoint". */
+const char *leap_observer_hook_name(const struct leap_observer *obs);
+enum leap_hook leap_observer_hook(const struct leap_observer *obs);
+
+/*
+ * Targets.  t->stats_slot must be < LEAP_STATS_SLOTS.  Adding a cgroup
+ * also stores its id into the slot's cgroup_id.  Adding a pid checks that
+ * it exists (-ESRCH).  Re-adding replaces the entry.  Removing a pid also
+ * forgets its delta stream.  Remove returns -ENOENT for an unknown key.
+ */
+int leap_observer_add_cgroup(struct leap_observer *obs, __u64 cgroup_id,
+			     const struct leap_target *t);
+int leap_observer_remove_cgroup(struct leap_observer *obs, __u64 cgroup_id);
+int leap_observer_add_pid(struct leap_observer *obs, __u32 tgid, const struct leap_target *t);
+int leap_observer_remove_pid(struct leap_observer *obs, __u32 tgid);
+
+/*
+ * The cgroup v2 id of a cgroup2 directory (what bpf_get_current_cgroup_id()
+ * returns for tasks in it).  -ENOENT if missing, -ENOTDIR, -EINVAL if it
+ * is not on a cgroup2 filesystem.  Needs no observer.
+ */
+int leap_cgroup_id_from_path(const char *path, __u64 *id);
+
+/*
+ * The live stats slot, mmapped from leap_stats (shared with BPF, which
+ * adds atomically to faults..events_dropped; the caller owns prefetches
+ * and prefetch_hits).  NULL if slot >= LEAP_STATS_SLOTS.
+ */
+struct leap_cg_stats *leap_observer_stats(struct leap_observer *obs, __u32 slot);
+
+/* Sum of all slots into *sum (a snapshot, not atomic as a whole). */
+void leap_observer_stats_sum(struct leap_observer *obs, struct leap_cg_stats *sum);
+
+/*
+ * Ring buffer: poll waits up to timeout_ms (-1 forever) and calls
+ * on_event for each event; consume does not wait.  Both return the number
+ * of events handled, or -errno (-EINTR when a signal interrupted the wait).
+ */
+int leap_observer_poll(struct leap_observer *obs, int timeout_ms);
+int leap_observer_consume(struct leap_observer *obs);
+/* Readable when events are waiting (for the caller's own epoll loop). */
+int leap_observer_epoll_fd(const struct leap_observer *obs);
+
+/* Map fds for callers that want raw access (name: "cgroups", "pids",
+ * "stats", "events", "owner"); -ENOENT for other names. */
+int leap_observer_map_fd(const struct leap_observer *obs, const char *name);
+
+/* ---- BPF program statistics, for benchmarks ---------------------------- */
+
+struct leap_prog_stats {
+	char name[32]; /* program name in the object, e.g. "leap_pf_user" */
+	__u32 prog_id;
+	__u64 run_time_ns; /* cumulative, only while stats are enabled */
+	__u64 run_cnt;
+	__u64 recursion_misses;
+};
+
+/* Turns on kernel-wide BPF run-time stats (bpf_enable_stats) until close. */
+int leap_observer_enable_prog_stats(struct leap_observer *obs);
+
+/* Fills up to max entries for the loaded programs; returns how many. */
+int leap_observer_prog_stats(struct leap_observer *obs, struct leap_prog_stats *out, int max);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LEAP_OBSERVER_LIB_H */
