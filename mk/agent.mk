@@ -5,3 +5,18 @@ AGENT_OBJS := $(patsubst user/agent/%.c,$(OUTPUT)/agent/%.o,$(AGENT_SRCS))
 UNIT_SRC_test_config := user/agent/config.c
 UNIT_LIBS_test_config := -linih
 UNIT_SRC_test_prefetch := user/agent/prefetch.c
+
+AGENT_CFLAGS = $(OBSERVER_CFLAGS) -Iuser -Iuser/agent
+
+$(OUTPUT)/agent/%.o: user/agent/%.c $(wildcard user/agent/*.h) $(LIB_HDRS) user/observer.h \
+		| $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(AGENT_CFLAGS) -c $< -o $@
+
+$(BIN)/leap-agent: user/leap-agent.c $(AGENT_OBJS) $(OBSERVER_OBJS) $(LIBLEAP) \
+		$(wildcard user/agent/*.h) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(AGENT_CFLAGS) $< $(AGENT_OBJS) $(OBSERVER_OBJS) -o $@ \
+		$(LIBLEAP) $(OBSERVER_LIBS) -linih -ljson-c -lcap
+
+ALL_BINS += $(BIN)/leap-agent

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Event handling.  Which faults are swap accesses, and which are hits:
+ *  - major (LEAP_EV_MAJOR): a swap-in miss; a page we had prefetched and
+ *    still faulted on as major was prefetched too late or reclaimed again;
+ *  - minor on a page we prefetched: a prefetch hit (process_madvise puts
+ *    the page in the swap cache; the fault then maps it without I/O);
+ *  - minor, known swap fault (fentry path): a swap-cache hit not of ours
+ *    (kernel readahead), still a swap access for the history;
+ *  - any other minor fault (tracepoint path: first touches, file pages):
+ *    not a swap access; ignored.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "agent.h"
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+int agent_init(struct agent *a, const struct agent_config *cfg)
+{
+	const char *why = NULL;
+	int rc;
+
+	memset(a, 0, sizeof(*a));
+	a->config = *cfg;
+	rc = leap_table_init(&a->streams, cfg->streams, LEAP_HSIZE_MAX);
+	if (rc)
+		return rc;
+	rc = leap_pageset_init(&a->prefetched, cfg->prefetched_max);
+	if (rc) {
+		leap_table_free(&a->streams);
+		return rc;
+	}
+	prefetch_init(&a->pf, &a->prefetched, true);
+	a->prefetch_ok = prefetch_probe_willneed(&why);
+	a->prefetch_why = why;
+	a->next_slot = 1; /* slot 0 collects pid targets */
+	return 0;
+}
+
+void agent_fini(struct agent *a)
+{
+	prefetch_close(&a->pf);
+	leap_pageset_free(&a->prefetched);
+	leap_table_free(&a->streams);
+}
+
+static uint32_t target_flags(const struct agent_policy *p)
+{
+	uint32_t f = 0;
+
+	if (p->mode != AGENT_MODE_OFF)
+		f |= LEAP_TGT_EVENTS;
+	if (p->params.key == LEAP_KEY_THREAD)
+		f |= LEAP_TGT_THREAD_DELTAS;
+	return f;
+}
+
+static int push_target(struct agent *a, struct agent_target *t, char *err, size_t errlen)
+{
+	struct leap_target bt = {.stats_slot = t->slot,
+				 .flags = target_flags(&t->policy)};
+	int rc;
+
+	if (t->kind == TARGET_CGROUP)
+		rc = leap_observer_add_cgroup(a->obs, t->cgroup_id, &bt);
+	else
+		rc = leap_observer_add_pid(a->obs, t->tgid, &bt);
+	if (rc && err)
+		snprintf(err, errlen, "%s %s: %s",
+			 t->kind == TARGET_CGROUP ? "cgroup" : "pid", t->path,
+			 rc == -ESRCH ? "no such process" : strerror(-rc));
+	return rc;
+}
+
+int agent_add_cgroup(struct agent *a, const char *path, const struct agent_policy *pol,
+		     char *err, size_t errlen)
+{
+	struct agent_target *t;
+	__u64 id;
+	int rc;
+
+	rc = leap_cgroup_id_from_path(path, &id);
+	if (rc) {
+		snprintf(err, errlen, "cgroup %s: %s", path,
+			 rc == -EINVAL ? "not a cgroup2 directory" : strerror(-rc));
+		return rc;
+	}
+	for (int i = 0; i < a->ntargets; i++)
+		if (a->targets[i].kind == TARGET_CGROUP &&
+		    a->targets[i].cgroup_id == id) {
+			snprintf(err, errlen, "cgroup %s given twice", path);
+			return -EEXIST;
+		}
+	if (a->ntargets == AGENT_MAX_TARGETS || a->next_slot >= LEAP_STATS_SLOTS) {
+		snprintf(err, errlen, "too many targets (at most %d cgroups)",
+			 LEAP_STATS_SLOTS - 1);
+		return -ENOSPC;
+	}
+	t = &a->targets[a->ntargets];
+	memset(t, 0, sizeof(*t));
+	t->kind = TARGET_CGROUP;
+	t->cgroup_id = id;
+	snprintf(t->path, sizeof(t->path), "%s", path);
+	t->policy = *pol;
+	t->slot = a->next_slot;
+	rc = push_target(a, t, err, errlen);
+	if (rc)
+		return rc;
+	a->next_slot++;
+	a->ntargets++;
+	return 0;
+}
+
+int agent_add_pid(struct agent *a, uint32_t tgid, const struct agent_policy *pol,
+		  char *err, size_t errlen)
+{
+	struct agent_target *t;
+	int rc;
+
+	if (a->ntargets == AGENT_MAX_TARGETS) {
+		snprintf(err, errlen, "too many targets");
+		return -ENOSPC;
+	}
+	t = &a->targets[a->ntargets];
+	memset(t, 0, sizeof(*t));
+	t->kind = TARGET_PID;
+	t->tgid = tgid;
+	snprintf(t->path, sizeof(t->path), "%u", tgid);
+	t->policy = *pol;
+	t->slot = 0;
+	rc = push_target(a, t, err, errlen);
+	if (rc)
+		return rc;
+	a->ntargets++;
+	return 0;
+}
+
+void agent_apply_config(struct agent *a, const struct agent_config *cfg)
+{
+	/* Engine-level [agent] sizes are fixed at start; policies change live. */
+	a->config.def = cfg->def;
+	memcpy(a->config.cgroups, cfg->cgroups, sizeof(cfg->cgroups));
+	a->config.ncgroups = cfg->ncgroups;
+	for (int i = 0; i < a->ntargets; i++) {
+		struct agent_target *t = &a->targets[i];
+
+		t->policy = *agent_config_policy_for(
+			&a->config, t->kind == TARGET_CGROUP ? t->path : NULL);
+		push_target(a, t, NULL, 0);
+	}
+}
+
+/* The target an event belongs to: its pid entry first, then its cgroup. */
+static struct agent_target *target_of(struct agent *a, const struct leap_event *ev)
+{
+	struct agent_target *by_cgroup = NULL;
+
+	for (int i = 0; i < a->ntargets; i++) {
+		struct agent_target *t = &a->targets[i];
+
+		if (t->kind == TARGET_PID && t->tgid == ev->tgid)
+			return t;
+		if (t->kind == TARGET_CGROUP && t->cgroup_id == ev->cgroup_id)
+			by_cgroup = t;
+	}
+	return by_cgroup;
+}
+
+static void add_stat(struct agent *a, uint32_t slot, int which, uint64_t n)
+{
+	struct leap_cg_stats *s = leap_observer_stats(a->obs, slot);
+
+	if (!s)
+		return;
+	/* BPF adds to the other fields of the same slot concurrently. */
+	if (which == 0)
+		__atomic_fetch_add(&s->prefetches, n, __ATOMIC_RELAXED);
+	else
+		__atomic_fetch_add(&s->prefetch_hits, n, __ATOMIC_RELAXED);
+}
+
+static void process_gone(struct agent *a, uint32_t tgid)
+{
+	a->c.exited++;
+	leap_table_drop_tgid(&a->streams, tgid);
+	prefetch_forget(&a->pf, tgid);
+}
+
+int agent_on_event(void *ctx, const struct leap_event *ev)
+{
+	struct agent *a = ctx;
+	uint64_t cands[LEAP_PW_LIMIT];
+	struct agent_target *t;
+	struct leap_stream *s;
+	struct leap_stream_key_t key;
+	uint64_t page = ev->addr >> LEAP_PAGE_SHIFT;
+	bool ours, hit;
+	uint32_t n;
+	int rc;
+
+	a->c.events++;
+	t = target_of(a, ev);
+	if (!t || t->policy.mode == AGENT_MODE_OFF)
+		return 0;
+	ours = leap_pageset_take(&a->prefetched, ev->tgid, page);
+	if (ev->flags & LEAP_EV_MAJOR) {
+		hit = false;
+		a->c.late += ours;
+	} else if (ours) {
+		hit = true;
+		a->c.hits++;
+		add_stat(a, t->slot, 1, 1);
+	} else if (ev->flags & LEAP_EV_SWAP) {
+		hit = false;
+	} else {
+		a->c.ignored++;
+		return 0;
+	}
+	a->c.swap_faults++;
+	key = leap_key_make(t->policy.params.key, ev->cgroup_id, ev->tgid, ev->tid);
+	s = leap_table_get(&a->streams, &key, t->policy.params.hsize, ev->ts_ns);
+	n = leap_stream_access(s, &t->policy.params, page, hit, cands, LEAP_PW_LIMIT,
+			       NULL);
+	if (n == 0 || t->policy.mode != AGENT_MODE_LEAP || !a->prefetch_ok)
+		return 0;
+	rc = prefetch_pages(&a->pf, ev->tgid, cands, n);
+	if (rc > 0) {
+		uint64_t lat = mono_ns() - ev->ts_ns;
+
+		a->c.prefetched += (uint64_t)rc;
+		add_stat(a, t->slot, 0, (uint64_t)rc);
+		a->lat_us[a->nlat++ % AGENT_LATENCY_SAMPLES] =
+			lat / 1000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(lat / 1000);
+	} else if (rc == -ESRCH) {
+		process_gone(a, ev->tgid);
+	} else if (rc == -EINVAL || rc == -ENOSYS) {
+		fprintf(stderr,
+			"leap-agent: kernel refused process_madvise(MADV_WILLNEED) (%s); "
+			"observing only from now on\n",
+			strerror(-rc));
+		a->prefetch_ok = false;
+		a->prefetch_why = "refused at run time";
+	} else if (rc == -EPERM || rc == -EACCES) {
+		if (a->pf.stats.denied == 1)
+			fprintf(stderr,
+				"leap-agent: not permitted to prefetch for pid %u (%s)\n",
+				ev->tgid, strerror(-rc));
+	}
+	return 0;
+}
+
+static bool pid_alive(uint32_t tgid)
+{
+	char path[32];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%u", tgid);
+	return stat(path, &st) == 0;
+}
+
+void agent_tick(struct agent *a, uint64_t now_ns)
+{
+	leap_table_expire(&a->streams, now_ns,
+			  (uint64_t)a->config.idle_timeout_s * 1000000000ULL);
+	for (int i = 0; i < a->ntargets; i++) {
+		struct agent_target *t = &a->targets[i];
+
+		if (t->kind != TARGET_PID || pid_alive(t->tgid))
+			continue;
+		fprintf(stderr, "leap-agent: pid %u exited; no longer watched\n",
+			t->tgid);
+		leap_observer_remove_pid(a->obs, t->tgid);
+		process_gone(a, t->tgid);
+		a->targets[i] = a->targets[--a->ntargets];
+		i--;
+	}
+}
+
+void agent_totals(struct agent *a, struct leap_cg_stats *sum)
+{
+	leap_observer_stats_sum(a->obs, sum);
+}
+
+static int cmp_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+double agent_latency_us(struct agent *a, double p)
+{
+	static uint32_t sorted[AGENT_LATENCY_SAMPLES];
+	size_t n = a->nlat < AGENT_LATENCY_SAMPLES ? a->nlat : AGENT_LATENCY_SAMPLES;
+	size_t idx;
+
+	if (n == 0)
+		return 0;
+	memcpy(sorted, a->lat_us, n * sizeof(*sorted));
+	qsort(sorted, n, sizeof(*sorted), cmp_u32);
+	idx = (size_t)(p / 100.0 * (double)(n - 1) + 0.5);
+	return sorted[idx];
+}

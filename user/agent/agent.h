@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The agent's core: turns observer events into engine accesses and engine
+ * candidates into prefetches.  No CLI, no signals: leap-agent.c drives it.
+ */
+#ifndef LEAP_AGENT_AGENT_H
+#define LEAP_AGENT_AGENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "leap/engine.h"
+#include "leap/pageset.h"
+#include "observer.h"
+#include "prefetch.h"
+
+#define AGENT_MAX_TARGETS     256
+#define AGENT_LATENCY_SAMPLES 65536
+
+enum target_kind { TARGET_CGROUP, TARGET_PID };
+
+struct agent_target {
+	enum target_kind kind;
+	uint64_t cgroup_id;  /* TARGET_CGROUP */
+	uint32_t tgid;	     /* TARGET_PID */
+	char path[PATH_MAX]; /* cgroup directory, for messages and reloads */
+	struct agent_policy policy;
+	uint32_t slot; /* leap_stats slot */
+};
+
+struct agent_counters {
+	uint64_t events;      /* events read from the ring */
+	uint64_t swap_faults; /* events fed to the engine */
+	uint64_t ignored;     /* minor faults that were not swap faults */
+	uint64_t hits;	      /* faults on pages we prefetched */
+	uint64_t late;	      /* major faults on pages we had prefetched */
+	uint64_t prefetched;  /* pages issued */
+	uint64_t exited;      /* processes seen gone */
+};
+
+struct agent {
+	struct agent_config config;
+	struct leap_observer *obs;
+	struct leap_table streams;
+	struct leap_pageset prefetched;
+	struct prefetcher pf;
+	bool prefetch_ok; /* the kernel takes process_madvise(WILLNEED) */
+	const char *prefetch_why;
+	struct agent_target targets[AGENT_MAX_TARGETS];
+	int ntargets;
+	uint32_t next_slot;
+	struct agent_counters c;
+	/* fault-to-prefetch reaction latency, ns (ring of the newest samples) */
+	uint32_t lat_us[AGENT_LATENCY_SAMPLES];
+	uint64_t nlat;
+	bool verbose;
+};
+
+/* Sets up everything but the observer (opened by the caller). */
+int agent_init(struct agent *a, const struct agent_config *cfg);
+void agent_fini(struct agent *a);
+/* Adds a cgroup (by v2 directory) or a pid with its policy. */
+int agent_add_cgroup(struct agent *a, const char *path, const struct agent_policy *pol,
+		     char *err, size_t errlen);
+int agent_add_pid(struct agent *a, uint32_t tgid, const struct agent_policy *pol,
+		  char *err, size_t errlen);
+/* Applies a freshly parsed config to the existing targets (SIGHUP). */
+void agent_apply_config(struct agent *a, const struct agent_config *cfg);
+/* The observer's event callback (ctx = struct agent *). */
+int agent_on_event(void *ctx, const struct leap_event *ev);
+/* Periodic housekeeping: idle streams, exited pid targets. */
+void agent_tick(struct agent *a, uint64_t now_ns);
+/* Totals over every target's stats slot. */
+void agent_totals(struct agent *a, struct leap_cg_stats *sum);
+/* p-th percentile (0..100) of the reaction latency, microseconds. */
+double agent_latency_us(struct agent *a, double p);
+
+#endif

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The cgroup `leap-agent run` puts its command in: a memory limit (cgroup v2
+ * memory.max where the v2 hierarchy has the memory controller, else the v1
+ * memory controller's memory.limit_in_bytes) and a cgroup v2 directory,
+ * whose id is what the BPF filter matches.
+ */
+#ifndef LEAP_AGENT_CGROUP_H
+#define LEAP_AGENT_CGROUP_H
+
+#include <limits.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct run_cgroup {
+	char v2[PATH_MAX];     /* cgroup v2 directory (always) */
+	char v1_mem[PATH_MAX]; /* v1 memory cgroup, "" when v2 does memory */
+	uint64_t id;	       /* cgroup v2 id of v2 */
+};
+
+/* Mount point of the cgroup2 hierarchy, or -ENOENT. */
+int cgroup2_mount(char *out, size_t len);
+/* Creates the cgroups (limit 0: no limit).  err gets a message on failure. */
+int run_cgroup_create(struct run_cgroup *cg, const char *name, uint64_t limit, char *err,
+		      size_t errlen);
+/* Moves pid into every cgroup of cg. */
+int run_cgroup_enter(const struct run_cgroup *cg, pid_t pid);
+/* Kills what is left inside, then removes the directories. */
+void run_cgroup_destroy(struct run_cgroup *cg);
+/* "512M", "2G", "1048576": bytes, or -EINVAL. */
+int parse_size(const char *s, uint64_t *out);
+
+#endif

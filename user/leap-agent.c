@@ -1,0 +1,1074 @@
+// SPDX-License-Identifier: MIT
+/*
+ * leap-agent: Leap's majority-trend prefetcher for swapped memory on a stock
+ * kernel.  Subcommands:
+ *   attach  watch cgroups / pids until SIGINT or SIGTERM (SIGHUP reloads)
+ *   run     run a command in a fresh memory-limited cgroup under a policy
+ *   stats   live per-cgroup counters from the pinned stats map
+ *   status  kernel features found and the running agent, if any
+ */
+#include <argp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "agent/agent.h"
+#include "agent/caps.h"
+#include "agent/cgroup.h"
+#include "agent/config.h"
+
+#define STATE_DIR    "/run/leap"
+#define STATE_FILE   STATE_DIR "/agent.json"
+#define PAGE_CLUSTER "/proc/sys/vm/page-cluster"
+
+const char *argp_program_version = "leap-agent 0.1";
+const char *argp_program_bug_address = "the leap issue tracker";
+
+/* ---- options shared by attach and run ----------------------------------- */
+
+enum {
+	OPT_HOOK = 1000,
+	OPT_RINGBUF,
+	OPT_KERNEL_RA,
+	OPT_BPF_STATS,
+	OPT_MEMLIMIT,
+	OPT_POLICY,
+	OPT_JSON,
+	OPT_INTERVAL,
+};
+
+struct opts {
+	const char *config_path;
+	const char *cgroups[AGENT_MAX_TARGETS];
+	int ncgroups;
+	uint32_t pids[AGENT_MAX_TARGETS];
+	int npids;
+	enum leap_hook hook;
+	unsigned ring_kb;
+	int kernel_ra_off;
+	bool bpf_stats;
+	bool verbose;
+	uint64_t mem_limit;
+	int policy; /* -1: from config */
+	const char *json_path;
+	bool json;
+	double interval;
+	char **cmd;
+};
+
+static const struct argp_option common_opts[] = {
+	{"config", 'c', "FILE", 0, "Policy file (INI; see README)", 0},
+	{"hook", OPT_HOOK, "auto|fentry|tracepoint", 0,
+	 "Fault hooks (default auto: fentry where the kernel allows it)", 0},
+	{"ringbuf-kb", OPT_RINGBUF, "KB", 0, "BPF ring buffer size (power of two)", 0},
+	{"kernel-readahead", OPT_KERNEL_RA, "keep|off", 0,
+	 "off: set vm.page-cluster=0 while running so Leap alone prefetches (restored at "
+	 "exit)",
+	 0},
+	{"bpf-stats", OPT_BPF_STATS, NULL, 0,
+	 "Measure BPF run time per event (bpf_enable_stats)", 0},
+	{"verbose", 'v', NULL, 0, "Log more", 0},
+	{},
+};
+
+static const struct argp_option attach_opts[] = {
+	{"cgroup", 'g', "PATH", 0, "Watch this cgroup v2 directory (repeatable)", 0},
+	{"pid", 'p', "PID", 0, "Watch this process (repeatable)", 0},
+	{},
+};
+
+static const struct argp_option run_opts[] = {
+	{"memory-limit", OPT_MEMLIMIT, "SIZE", 0,
+	 "Memory limit of the command's cgroup (e.g. 64M)", 0},
+	{"policy", OPT_POLICY, "leap|observe|off", 0,
+	 "Policy for the command (overrides the config's [default] mode)", 0},
+	{"json", OPT_JSON, "PATH", 0, "Write a JSON summary to PATH", 0},
+	{},
+};
+
+static const struct argp_option stats_opts[] = {
+	{"json", 'j', NULL, 0, "JSON output", 0},
+	{"interval", 'i', "S", 0, "Repeat every S seconds until interrupted", 0},
+	{},
+};
+
+static error_t parse_common(int key, char *arg, struct argp_state *state)
+{
+	struct opts *o = state->input;
+	unsigned long v;
+	char *end;
+
+	switch (key) {
+	case 'c':
+		o->config_path = arg;
+		break;
+	case 'v':
+		o->verbose = true;
+		break;
+	case OPT_HOOK:
+		if (!strcmp(arg, "auto"))
+			o->hook = LEAP_HOOK_AUTO;
+		else if (!strcmp(arg, "fentry"))
+			o->hook = LEAP_HOOK_FENTRY;
+		else if (!strcmp(arg, "tracepoint"))
+			o->hook = LEAP_HOOK_TRACEPOINT;
+		else
+			argp_error(state,
+				   "--hook takes auto, fentry or tracepoint, not '%s'",
+				   arg);
+		break;
+	case OPT_RINGBUF:
+		v = strtoul(arg, &end, 10);
+		if (*end || v < 4 || v > (1u << 20) || (v & (v - 1)))
+			argp_error(
+				state,
+				"--ringbuf-kb must be a power of two from 4 to 1048576");
+		o->ring_kb = (unsigned)v;
+		break;
+	case OPT_KERNEL_RA:
+		if (strcmp(arg, "keep") && strcmp(arg, "off"))
+			argp_error(state, "--kernel-readahead takes keep or off");
+		o->kernel_ra_off = !strcmp(arg, "off");
+		break;
+	case OPT_BPF_STATS:
+		o->bpf_stats = true;
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+static error_t parse_attach(int key, char *arg, struct argp_state *state)
+{
+	struct opts *o = state->input;
+	unsigned long v;
+	char *end;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = state->input; /* common options */
+		return 0;
+	case 'g':
+		if (o->ncgroups == AGENT_MAX_TARGETS)
+			argp_error(state, "too many --cgroup");
+		o->cgroups[o->ncgroups++] = arg;
+		return 0;
+	case 'p':
+		v = strtoul(arg, &end, 10);
+		if (*end || v == 0 || v > 0x3fffffff)
+			argp_error(state, "--pid takes a process id, not '%s'", arg);
+		if (o->npids == AGENT_MAX_TARGETS)
+			argp_error(state, "too many --pid");
+		o->pids[o->npids++] = (uint32_t)v;
+		return 0;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		return 0;
+	default:
+		return parse_common(key, arg, state);
+	}
+}
+
+static error_t parse_run(int key, char *arg, struct argp_state *state)
+{
+	struct opts *o = state->input;
+	enum agent_mode m;
+
+	switch (key) {
+	case ARGP_KEY_INIT:
+		state->child_inputs[0] = state->input; /* common options */
+		return 0;
+	case OPT_MEMLIMIT:
+		if (parse_size(arg, &o->mem_limit) || o->mem_limit < (1 << 20))
+			argp_error(state,
+				   "--memory-limit needs a size of at least 1M, not '%s'",
+				   arg);
+		return 0;
+	case OPT_POLICY:
+		if (agent_mode_parse(arg, &m))
+			argp_error(state, "--policy takes leap, observe or off, not '%s'",
+				   arg);
+		o->policy = (int)m;
+		return 0;
+	case OPT_JSON:
+		o->json_path = arg;
+		return 0;
+	case ARGP_KEY_ARGS:
+		o->cmd = state->argv + state->next;
+		return 0;
+	case ARGP_KEY_NO_ARGS:
+		argp_error(state, "give the command to run after --");
+		return 0;
+	default:
+		return parse_common(key, arg, state);
+	}
+}
+
+static error_t parse_stats(int key, char *arg, struct argp_state *state)
+{
+	struct opts *o = state->input;
+	char *end;
+
+	switch (key) {
+	case 'j':
+		o->json = true;
+		return 0;
+	case 'i':
+		o->interval = strtod(arg, &end);
+		if (*end || o->interval <= 0)
+			argp_error(state, "--interval takes seconds > 0");
+		return 0;
+	case ARGP_KEY_ARG:
+		argp_error(state, "unexpected argument '%s'", arg);
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+/* ---- signals ----------------------------------------------------------- */
+
+static volatile sig_atomic_t got_stop, got_reload;
+
+static void on_signal(int sig)
+{
+	if (sig == SIGHUP)
+		got_reload = 1;
+	else if (sig != SIGCHLD) /* SIGCHLD only interrupts the wait */
+		got_stop = sig;
+}
+
+static void install_signals(void)
+{
+	struct sigaction sa = {.sa_handler = on_signal};
+
+	/* No SA_RESTART: the ring buffer wait returns -EINTR promptly. */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* ---- vm.page-cluster while running, and the guardian ------------------- */
+
+static char saved_page_cluster[16];
+
+static int page_cluster_off(void)
+{
+	FILE *f = fopen(PAGE_CLUSTER, "re");
+
+	if (!f || !fgets(saved_page_cluster, sizeof(saved_page_cluster), f)) {
+		if (f)
+			fclose(f);
+		saved_page_cluster[0] = '\0';
+		return -errno;
+	}
+	fclose(f);
+	f = fopen(PAGE_CLUSTER, "we");
+	if (!f)
+		return -errno;
+	fputs("0\n", f);
+	return fclose(f) ? -errno : 0;
+}
+
+static void page_cluster_restore(void)
+{
+	FILE *f;
+
+	if (!saved_page_cluster[0])
+		return;
+	f = fopen(PAGE_CLUSTER, "we");
+	if (f) {
+		fputs(saved_page_cluster, f);
+		fclose(f);
+	}
+	saved_page_cluster[0] = '\0';
+}
+
+/*
+ * The guardian undoes the agent's changes to the system (its cgroups,
+ * vm.page-cluster) once the agent is gone, however it goes: it is forked
+ * while the agent still has every capability and waits for its end of a
+ * pipe to close, which happens on a clean exit and on a crash alike.  The
+ * agent itself keeps no capability to remove cgroups (their parents are
+ * mode 0555) once it has dropped its capabilities.
+ */
+struct guardian {
+	pid_t pid;
+	int fd; /* write end; closing it releases the guardian */
+};
+
+static int guardian_start(struct guardian *g, struct run_cgroup *cg)
+{
+	int p[2];
+	char c;
+
+	if (pipe2(p, O_CLOEXEC))
+		return -errno;
+	g->pid = fork();
+	if (g->pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return -errno;
+	}
+	if (g->pid == 0) {
+		/* Ctrl-C reaches the whole process group: outlive it. */
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		close(p[1]);
+		while (read(p[0], &c, 1) > 0)
+			;
+		page_cluster_restore();
+		if (cg)
+			run_cgroup_destroy(cg);
+		_exit(0);
+	}
+	close(p[0]);
+	g->fd = p[1];
+	return 0;
+}
+
+static void guardian_finish(struct guardian *g)
+{
+	if (g->pid <= 0)
+		return;
+	close(g->fd);
+	waitpid(g->pid, NULL, 0);
+	g->pid = 0;
+}
+
+/* ---- state file for `status` ------------------------------------------- */
+
+static void write_state(struct agent *a, const char *caps)
+{
+	json_object *o = json_object_new_object(), *ts = json_object_new_array();
+
+	json_object_object_add(o, "pid", json_object_new_int(getpid()));
+	json_object_object_add(o, "hook",
+			       json_object_new_string(leap_observer_hook_name(a->obs)));
+	json_object_object_add(
+		o, "prefetch",
+		json_object_new_string(a->prefetch_ok ? "process_madvise" : "off"));
+	json_object_object_add(
+		o, "prefetch_reason",
+		json_object_new_string(a->prefetch_why ? a->prefetch_why : ""));
+	json_object_object_add(o, "capabilities", json_object_new_string(caps));
+	for (int i = 0; i < a->ntargets; i++) {
+		json_object *t = json_object_new_object();
+
+		json_object_object_add(
+			t, "kind",
+			json_object_new_string(
+				a->targets[i].kind == TARGET_CGROUP ? "cgroup" : "pid"));
+		json_object_object_add(t, "target",
+				       json_object_new_string(a->targets[i].path));
+		json_object_object_add(t, "mode",
+				       json_object_new_string(agent_mode_name(
+					       a->targets[i].policy.mode)));
+		json_object_object_add(t, "stream",
+				       json_object_new_string(leap_stream_key_name(
+					       a->targets[i].policy.params.key)));
+		json_object_object_add(t, "stats_slot",
+				       json_object_new_int((int)a->targets[i].slot));
+		json_object_array_add(ts, t);
+	}
+	json_object_object_add(o, "targets", ts);
+	mkdir(STATE_DIR, 0755);
+	if (json_object_to_file_ext(STATE_FILE ".tmp", o, JSON_C_TO_STRING_PRETTY) == 0)
+		rename(STATE_FILE ".tmp", STATE_FILE);
+	json_object_put(o);
+}
+
+/* ---- common set-up ------------------------------------------------------- */
+
+static void log_cb(void *ctx, enum leap_log_level level, const char *msg)
+{
+	bool verbose = ctx != NULL;
+
+	if (level <= LEAP_LOG_WARN || (verbose && level <= LEAP_LOG_INFO))
+		fprintf(stderr, "leap-agent: %s\n", msg);
+}
+
+static int load_config(const struct opts *o, struct agent_config *cfg)
+{
+	char err[1024];
+
+	if (!o->config_path) {
+		agent_config_default(cfg);
+		return 0;
+	}
+	if (agent_config_load(o->config_path, cfg, err, sizeof(err))) {
+		fprintf(stderr, "leap-agent: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+static int start_observer(struct agent *a, const struct opts *o)
+{
+	struct leap_observer_opts oo = {
+		.hook = o->hook,
+		.ringbuf_bytes = (o->ring_kb ? o->ring_kb : a->config.ring_kb) * 1024u,
+		.log = log_cb,
+		.log_ctx = o->verbose ? (void *)1 : NULL,
+		.on_event = agent_on_event,
+		.event_ctx = a,
+	};
+	int rc;
+
+	/* Round the config's ring size to a power of two. */
+	while (oo.ringbuf_bytes & (oo.ringbuf_bytes - 1))
+		oo.ringbuf_bytes &= oo.ringbuf_bytes - 1;
+	rc = leap_observer_open(&oo, &a->obs);
+	if (rc) {
+		fprintf(stderr, "leap-agent: cannot load the BPF observer: %s%s\n",
+			strerror(-rc),
+			rc == -EPERM   ? " (run as root)"
+			: rc == -EBUSY ? " (another leap-agent is running)"
+				       : "");
+		return rc;
+	}
+	if (o->bpf_stats)
+		leap_observer_enable_prog_stats(a->obs);
+	return 0;
+}
+
+/* Keeps the agent's capabilities to the minimum; says what it kept. */
+static void drop_caps(char *caps, size_t len)
+{
+	int rc = agent_drop_caps(caps, len);
+
+	if (rc) {
+		snprintf(caps, len, "unchanged (drop failed: %s)", strerror(-rc));
+		fprintf(stderr, "leap-agent: warning: could not drop capabilities: %s\n",
+			strerror(-rc));
+	}
+}
+
+static double bpf_ns_per_event(struct agent *a)
+{
+	struct leap_prog_stats ps[16];
+	uint64_t ns = 0, cnt = 0, sent;
+	struct leap_cg_stats sum;
+	int n = leap_observer_prog_stats(a->obs, ps, 16);
+
+	for (int i = 0; i < n; i++) {
+		ns += ps[i].run_time_ns;
+		cnt += ps[i].run_cnt;
+	}
+	agent_totals(a, &sum);
+	sent = sum.faults;
+	/* Per user fault: all programs that run for one fault, together. */
+	return sent ? (double)ns / (double)sent : (cnt ? (double)ns / (double)cnt : 0);
+}
+
+static double cpu_seconds(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+}
+
+static double ratio(uint64_t a, uint64_t b)
+{
+	return b ? (double)a / (double)b : 0.0;
+}
+
+/* The summary both subcommands print when they stop. */
+static json_object *summary(struct agent *a, double wall_s, double cpu_s, bool bpf_stats)
+{
+	struct leap_cg_stats s;
+	json_object *o = json_object_new_object();
+
+	agent_totals(a, &s);
+	json_object_object_add(o, "wall_s", json_object_new_double(wall_s));
+	json_object_object_add(o, "hook",
+			       json_object_new_string(leap_observer_hook_name(a->obs)));
+	json_object_object_add(o, "faults", json_object_new_uint64(s.faults));
+	json_object_object_add(o, "swapin_misses",
+			       json_object_new_uint64(s.swapin_misses));
+	json_object_object_add(o, "prefetched", json_object_new_uint64(s.prefetches));
+	json_object_object_add(o, "hits", json_object_new_uint64(s.prefetch_hits));
+	json_object_object_add(
+		o, "accuracy",
+		json_object_new_double(ratio(s.prefetch_hits, s.prefetches)));
+	json_object_object_add(
+		o, "coverage",
+		json_object_new_double(
+			ratio(s.prefetch_hits, s.prefetch_hits + s.swapin_misses)));
+	json_object_object_add(o, "events_sent", json_object_new_uint64(s.events_sent));
+	json_object_object_add(o, "events_dropped",
+			       json_object_new_uint64(s.events_dropped));
+	json_object_object_add(o, "events", json_object_new_uint64(a->c.events));
+	json_object_object_add(o, "events_ignored", json_object_new_uint64(a->c.ignored));
+	json_object_object_add(o, "swap_faults",
+			       json_object_new_uint64(a->c.swap_faults));
+	json_object_object_add(o, "late_prefetches", json_object_new_uint64(a->c.late));
+	json_object_object_add(o, "prefetch_syscalls",
+			       json_object_new_uint64(a->pf.stats.syscalls));
+	json_object_object_add(o, "prefetch_not_swapped",
+			       json_object_new_uint64(a->pf.stats.not_swapped));
+	json_object_object_add(
+		o, "agent_cpu_us_per_event",
+		json_object_new_double(a->c.events ? cpu_s * 1e6 / (double)a->c.events
+						   : 0));
+	json_object_object_add(o, "reaction_p50_us",
+			       json_object_new_double(agent_latency_us(a, 50)));
+	json_object_object_add(o, "reaction_p99_us",
+			       json_object_new_double(agent_latency_us(a, 99)));
+	if (bpf_stats)
+		json_object_object_add(o, "bpf_ns_per_fault",
+				       json_object_new_double(bpf_ns_per_event(a)));
+	return o;
+}
+
+static void print_summary(json_object *o)
+{
+	fprintf(stderr,
+		"leap-agent: wall %.2fs  faults %s  swap-in misses %s  prefetched %s  "
+		"hits %s  "
+		"accuracy %.1f%%  coverage %.1f%%  dropped %s  reaction p50 %.0fus p99 "
+		"%.0fus\n",
+		json_object_get_double(json_object_object_get(o, "wall_s")),
+		json_object_get_string(json_object_object_get(o, "faults")),
+		json_object_get_string(json_object_object_get(o, "swapin_misses")),
+		json_object_get_string(json_object_object_get(o, "prefetched")),
+		json_object_get_string(json_object_object_get(o, "hits")),
+		100 * json_object_get_double(json_object_object_get(o, "accuracy")),
+		100 * json_object_get_double(json_object_object_get(o, "coverage")),
+		json_object_get_string(json_object_object_get(o, "events_dropped")),
+		json_object_get_double(json_object_object_get(o, "reaction_p50_us")),
+		json_object_get_double(json_object_object_get(o, "reaction_p99_us")));
+}
+
+/* Waits for events until *stop, ticking once a second; child: see run. */
+static void event_loop(struct agent *a, pid_t child, int *child_status,
+		       const struct opts *o)
+{
+	uint64_t last_tick = mono_ns();
+
+	while (!got_stop) {
+		int rc = leap_observer_poll(a->obs, 100);
+
+		/* The observer wakes us only for major faults or a backlog: a quiet
+		 * timeout may still leave minor-fault events (hits) to read. */
+		if (rc == 0)
+			rc = leap_observer_consume(a->obs);
+		if (rc < 0 && rc != -EINTR) {
+			fprintf(stderr, "leap-agent: ring buffer: %s\n", strerror(-rc));
+			break;
+		}
+		if (got_reload) {
+			struct agent_config fresh;
+			char err[1024];
+
+			got_reload = 0;
+			if (!o->config_path) {
+				fprintf(stderr,
+					"leap-agent: SIGHUP: no --config to reload\n");
+			} else if (agent_config_load(o->config_path, &fresh, err,
+						     sizeof(err))) {
+				fprintf(stderr,
+					"leap-agent: reload refused, keeping the old "
+					"policy: %s\n",
+					err);
+			} else {
+				agent_apply_config(a, &fresh);
+				fprintf(stderr, "leap-agent: reloaded %s\n",
+					o->config_path);
+			}
+		}
+		if (mono_ns() - last_tick > 1000000000ULL) {
+			last_tick = mono_ns();
+			agent_tick(a, last_tick);
+			if (child <= 0 && a->ntargets == 0) {
+				fprintf(stderr, "leap-agent: every target has exited\n");
+				break;
+			}
+		}
+		if (child > 0 && waitpid(child, child_status, WNOHANG) == child)
+			break;
+	}
+	leap_observer_consume(a->obs); /* what the last faults left behind */
+}
+
+/* ---- attach ------------------------------------------------------------ */
+
+static int cmd_attach(int argc, char **argv)
+{
+	static const struct argp_child children[] = {{NULL, 0, NULL, 0}};
+	struct argp common = {common_opts, parse_common, NULL, NULL, NULL, NULL, NULL};
+	struct argp_child kids[] = {{&common, 0, "Common options:", 0}, children[0]};
+	struct argp argp = {
+		attach_opts,
+		parse_attach,
+		NULL,
+		"Watch cgroups and processes and prefetch their swapped pages.\v"
+		"Targets come from --cgroup, --pid and the config's [cgroup PATH] "
+		"sections.  SIGINT/SIGTERM detach and remove the pins; SIGHUP reloads "
+		"the config (a bad file keeps the old policy).",
+		kids,
+		NULL,
+		NULL};
+	struct opts o = {.policy = -1};
+	struct guardian guard = {0};
+	struct agent_config cfg;
+	struct agent *a;
+	char err[1024], caps[256];
+	double t0, cpu0;
+	int rc = 1;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
+		return 2;
+	if (load_config(&o, &cfg))
+		return 1;
+	if (o.ncgroups + o.npids + cfg.ncgroups == 0) {
+		fprintf(stderr,
+			"leap-agent: nothing to watch: give --cgroup PATH, --pid PID or "
+			"[cgroup PATH] sections in --config\n");
+		return 2;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a || agent_init(a, &cfg)) {
+		fprintf(stderr, "leap-agent: out of memory\n");
+		free(a);
+		return 1;
+	}
+	if (o.kernel_ra_off && page_cluster_off())
+		fprintf(stderr, "leap-agent: warning: could not set vm.page-cluster\n");
+	if (guardian_start(&guard, NULL))
+		page_cluster_restore();
+	install_signals();
+	if (start_observer(a, &o))
+		goto out;
+	for (int i = 0; i < cfg.ncgroups; i++)
+		if (agent_add_cgroup(a, cfg.cgroups[i].path, &cfg.cgroups[i].policy, err,
+				     sizeof(err))) {
+			fprintf(stderr, "leap-agent: %s\n", err);
+			goto out;
+		}
+	for (int i = 0; i < o.ncgroups; i++)
+		if (agent_add_cgroup(a, o.cgroups[i],
+				     agent_config_policy_for(&cfg, o.cgroups[i]), err,
+				     sizeof(err))) {
+			fprintf(stderr, "leap-agent: %s\n", err);
+			goto out;
+		}
+	for (int i = 0; i < o.npids; i++)
+		if (agent_add_pid(a, o.pids[i], &cfg.def, err, sizeof(err))) {
+			fprintf(stderr, "leap-agent: %s\n", err);
+			goto out;
+		}
+	if (!a->prefetch_ok)
+		fprintf(stderr, "leap-agent: %s: observing only\n", a->prefetch_why);
+	drop_caps(caps, sizeof(caps));
+	write_state(a, caps);
+	fprintf(stderr,
+		"leap-agent: attached to %d target(s), hook %s, prefetch %s, caps %s\n",
+		a->ntargets, leap_observer_hook_name(a->obs),
+		a->prefetch_ok ? "process_madvise" : "off", caps);
+	t0 = (double)mono_ns() / 1e9;
+	cpu0 = cpu_seconds();
+	event_loop(a, 0, NULL, &o);
+	{
+		json_object *s = summary(a, (double)mono_ns() / 1e9 - t0,
+					 cpu_seconds() - cpu0, o.bpf_stats);
+
+		print_summary(s);
+		json_object_put(s);
+	}
+	rc = 0;
+out:
+	unlink(STATE_FILE);
+	leap_observer_close(a->obs);
+	agent_fini(a);
+	free(a);
+	guardian_finish(&guard);
+	return rc;
+}
+
+/* ---- run ------------------------------------------------------------------ */
+
+static int cmd_run(int argc, char **argv)
+{
+	struct argp common = {common_opts, parse_common, NULL, NULL, NULL, NULL, NULL};
+	struct argp_child kids[] = {{&common, 0, "Common options:", 0},
+				    {NULL, 0, NULL, 0}};
+	struct argp argp = {
+		run_opts,
+		parse_run,
+		"-- CMD [ARGS...]",
+		"Run CMD in a fresh cgroup (with --memory-limit) under a policy and "
+		"report what it did.\vExits with CMD's exit status (128+N if killed "
+		"by signal N).  --policy off runs the same set-up without prefetching, "
+		"for a fair A/B.",
+		kids,
+		NULL,
+		NULL};
+	struct opts o = {.policy = -1};
+	struct agent_config cfg;
+	struct agent_policy pol;
+	struct guardian guard = {0};
+	struct run_cgroup cg;
+	struct agent *a = NULL;
+	char err[1024], caps[256], name[64];
+	int go[2] = {-1, -1}, status = 0, rc = 1;
+	pid_t child = -1;
+	double t0 = 0, cpu0 = 0, wall;
+
+	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o))
+		return 2;
+	if (load_config(&o, &cfg))
+		return 1;
+	pol = cfg.def;
+	if (o.policy >= 0)
+		pol.mode = (enum agent_mode)o.policy;
+	snprintf(name, sizeof(name), "leap-run-%d", getpid());
+	if (run_cgroup_create(&cg, name, o.mem_limit, err, sizeof(err))) {
+		fprintf(stderr, "leap-agent: %s\n", err);
+		return 1;
+	}
+	if (o.kernel_ra_off && page_cluster_off())
+		fprintf(stderr, "leap-agent: warning: could not set vm.page-cluster\n");
+	if (guardian_start(&guard, &cg)) {
+		perror("leap-agent: fork");
+		page_cluster_restore();
+		run_cgroup_destroy(&cg);
+		return 1;
+	}
+	if (pipe2(go, O_CLOEXEC)) {
+		perror("leap-agent: pipe");
+		goto out;
+	}
+	child = fork();
+	if (child < 0) {
+		perror("leap-agent: fork");
+		goto out;
+	}
+	if (child == 0) {
+		char c;
+
+		/* Wait until the parent has put us in the cgroup and attached. */
+		close(go[1]);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);
+		execvp(o.cmd[0], o.cmd);
+		fprintf(stderr, "leap-agent: cannot run %s: %s\n", o.cmd[0],
+			strerror(errno));
+		_exit(127);
+	}
+	close(go[0]);
+	go[0] = -1;
+	if (run_cgroup_enter(&cg, child)) {
+		fprintf(stderr, "leap-agent: cannot move the command into %s\n", cg.v2);
+		goto out;
+	}
+	a = calloc(1, sizeof(*a));
+	if (!a || agent_init(a, &cfg)) {
+		fprintf(stderr, "leap-agent: out of memory\n");
+		goto out;
+	}
+	install_signals();
+	if (start_observer(a, &o))
+		goto out;
+	if (agent_add_cgroup(a, cg.v2, &pol, err, sizeof(err))) {
+		fprintf(stderr, "leap-agent: %s\n", err);
+		goto out;
+	}
+	if (pol.mode == AGENT_MODE_LEAP && !a->prefetch_ok)
+		fprintf(stderr, "leap-agent: %s: observing only\n", a->prefetch_why);
+	drop_caps(caps, sizeof(caps));
+	write_state(a, caps);
+	t0 = (double)mono_ns() / 1e9;
+	cpu0 = cpu_seconds();
+	if (write(go[1], "g", 1) != 1)
+		goto out;
+	close(go[1]);
+	go[1] = -1;
+	event_loop(a, child, &status, &o);
+	if (got_stop) {
+		/* Interrupted: stop the command too, then report. */
+		kill(child, SIGTERM);
+		waitpid(child, &status, 0);
+	}
+	child = -1;
+	wall = (double)mono_ns() / 1e9 - t0;
+	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	{
+		json_object *s = summary(a, wall, cpu_seconds() - cpu0, o.bpf_stats);
+
+		json_object_object_add(s, "policy",
+				       json_object_new_string(agent_mode_name(pol.mode)));
+		json_object_object_add(s, "memory_limit",
+				       json_object_new_uint64(o.mem_limit));
+		json_object_object_add(s, "exit_status", json_object_new_int(rc));
+		print_summary(s);
+		if (o.json_path &&
+		    json_object_to_file_ext(o.json_path, s, JSON_C_TO_STRING_PRETTY))
+			fprintf(stderr, "leap-agent: cannot write %s: %s\n", o.json_path,
+				json_util_get_last_err());
+		json_object_put(s);
+	}
+out:
+	if (go[1] >= 0)
+		close(go[1]); /* an unreleased child reads EOF and exits 127 */
+	if (child > 0)
+		waitpid(child, NULL, 0);
+	unlink(STATE_FILE);
+	if (a) {
+		leap_observer_close(a->obs);
+		agent_fini(a);
+		free(a);
+	}
+	guardian_finish(&guard); /* removes the cgroup, restores page-cluster */
+	return rc;
+}
+
+/* ---- stats ----------------------------------------------------------------- */
+
+static int read_stats(int fd, json_object *arr, bool json)
+{
+	int shown = 0;
+
+	if (!json)
+		printf("%-5s %-10s %12s %12s %12s %10s %12s %12s %8s %8s\n", "slot",
+		       "cgroup", "faults", "swapin_miss", "events", "dropped",
+		       "prefetched", "hits", "acc%", "cov%");
+	for (__u32 k = 0; k < LEAP_STATS_SLOTS; k++) {
+		struct leap_cg_stats s;
+
+		if (bpf_map_lookup_elem(fd, &k, &s) || (!s.faults && !s.cgroup_id))
+			continue;
+		shown++;
+		if (json) {
+			json_object *o = json_object_new_object();
+
+			json_object_object_add(o, "slot", json_object_new_int((int)k));
+			json_object_object_add(o, "cgroup_id",
+					       json_object_new_uint64(s.cgroup_id));
+			json_object_object_add(o, "faults",
+					       json_object_new_uint64(s.faults));
+			json_object_object_add(o, "swapin_misses",
+					       json_object_new_uint64(s.swapin_misses));
+			json_object_object_add(o, "events_sent",
+					       json_object_new_uint64(s.events_sent));
+			json_object_object_add(o, "events_dropped",
+					       json_object_new_uint64(s.events_dropped));
+			json_object_object_add(o, "prefetches",
+					       json_object_new_uint64(s.prefetches));
+			json_object_object_add(o, "prefetch_hits",
+					       json_object_new_uint64(s.prefetch_hits));
+			json_object_object_add(o, "accuracy",
+					       json_object_new_double(ratio(
+						       s.prefetch_hits, s.prefetches)));
+			json_object_object_add(
+				o, "coverage",
+				json_object_new_double(
+					ratio(s.prefetch_hits,
+					      s.prefetch_hits + s.swapin_misses)));
+			json_object_array_add(arr, o);
+		} else {
+			printf("%-5u %-10llu %12llu %12llu %12llu %10llu %12llu %12llu "
+			       "%8.1f %8.1f\n",
+			       k, (unsigned long long)s.cgroup_id,
+			       (unsigned long long)s.faults,
+			       (unsigned long long)s.swapin_misses,
+			       (unsigned long long)s.events_sent,
+			       (unsigned long long)s.events_dropped,
+			       (unsigned long long)s.prefetches,
+			       (unsigned long long)s.prefetch_hits,
+			       100 * ratio(s.prefetch_hits, s.prefetches),
+			       100 * ratio(s.prefetch_hits,
+					   s.prefetch_hits + s.swapin_misses));
+		}
+	}
+	return shown;
+}
+
+static int cmd_stats(int argc, char **argv)
+{
+	struct argp argp = {
+		stats_opts,
+		parse_stats,
+		NULL,
+		"Per-cgroup counters of the running agent, from " LEAP_PIN_DIR "/stats.",
+		NULL,
+		NULL,
+		NULL};
+	struct opts o = {0};
+	int fd;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
+		return 2;
+	fd = bpf_obj_get(LEAP_PIN_DIR "/stats");
+	if (fd < 0) {
+		fprintf(stderr, "leap-agent: no running agent (%s/stats: %s)\n",
+			LEAP_PIN_DIR, strerror(errno));
+		return 1;
+	}
+	install_signals();
+	do {
+		json_object *arr = json_object_new_array();
+
+		read_stats(fd, arr, o.json);
+		if (o.json)
+			printf("%s\n", json_object_to_json_string_ext(
+					       arr, JSON_C_TO_STRING_PLAIN));
+		json_object_put(arr);
+		fflush(stdout);
+		if (o.interval > 0)
+			usleep((useconds_t)(o.interval * 1e6));
+	} while (o.interval > 0 && !got_stop);
+	close(fd);
+	return 0;
+}
+
+/* ---- status ------------------------------------------------------------ */
+
+static int cmd_status(int argc, char **argv)
+{
+	struct argp argp = {
+		NULL, NULL,
+		NULL, "Kernel features leap uses, and the running agent if there is one.",
+		NULL, NULL,
+		NULL};
+	struct leap_observer_opts oo = {
+		.hook = LEAP_HOOK_AUTO, .no_pin = true, .log = log_cb};
+	struct leap_observer *obs = NULL;
+	struct utsname u;
+	struct stat st;
+	const char *why = "";
+	json_object *state;
+	int rc;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
+		return 2;
+	uname(&u);
+	printf("kernel:            %s %s\n", u.release, u.machine);
+	printf("btf:               %s\n",
+	       stat("/sys/kernel/btf/vmlinux", &st) ? "missing (CO-RE needs it)" : "yes");
+	printf("ring buffer:       %s\n",
+	       libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1 ? "yes" : "no");
+	rc = leap_observer_open(&oo, &obs);
+	if (rc)
+		printf("hook path:         none (%s)\n", strerror(-rc));
+	else
+		printf("hook path:         %s\n", leap_observer_hook_name(obs));
+	leap_observer_close(obs);
+	printf("process_madvise:   %s\n",
+	       prefetch_probe_willneed(&why) ? "WILLNEED supported" : why);
+	state = json_object_from_file(STATE_FILE);
+	if (!state) {
+		printf("agent:             not running\n");
+		return 0;
+	}
+	{
+		int pid = json_object_get_int(json_object_object_get(state, "pid"));
+		bool alive = pid > 0 && kill(pid, 0) == 0;
+		json_object *ts = json_object_object_get(state, "targets");
+
+		printf("agent:             pid %d%s\n", pid,
+		       alive ? "" : " (stale state file: not running)");
+		printf("agent hook:        %s\n",
+		       json_object_get_string(json_object_object_get(state, "hook")));
+		printf("agent prefetch:    %s\n",
+		       json_object_get_string(json_object_object_get(state, "prefetch")));
+		printf("agent caps:        %s\n",
+		       json_object_get_string(
+			       json_object_object_get(state, "capabilities")));
+		for (size_t i = 0; i < json_object_array_length(ts); i++) {
+			json_object *t = json_object_array_get_idx(ts, i);
+
+			printf("target:            %s %s mode=%s stream=%s slot=%d\n",
+			       json_object_get_string(json_object_object_get(t, "kind")),
+			       json_object_get_string(
+				       json_object_object_get(t, "target")),
+			       json_object_get_string(json_object_object_get(t, "mode")),
+			       json_object_get_string(
+				       json_object_object_get(t, "stream")),
+			       json_object_get_int(
+				       json_object_object_get(t, "stats_slot")));
+		}
+	}
+	json_object_put(state);
+	return 0;
+}
+
+/* ---- main ------------------------------------------------------------------ */
+
+static void usage(FILE *f)
+{
+	fprintf(f, "Usage: leap-agent COMMAND [OPTIONS]\n\n"
+		   "Leap's majority-trend prefetcher for swapped memory, on a stock "
+		   "kernel.\n\n"
+		   "Commands:\n"
+		   "  attach  watch cgroups or processes and prefetch for them\n"
+		   "  run     run a command in a memory-limited cgroup under a policy\n"
+		   "  stats   live per-cgroup counters\n"
+		   "  status  kernel features found and the running agent\n\n"
+		   "'leap-agent COMMAND --help' describes each.\n");
+}
+
+int main(int argc, char **argv)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(int, char **);
+	} cmds[] = {{"attach", cmd_attach},
+		    {"run", cmd_run},
+		    {"stats", cmd_stats},
+		    {"status", cmd_status}};
+
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+		puts(argp_program_version);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name)) {
+			/* argp sees "leap-agent CMD" as the program name. */
+			char prog[64];
+
+			snprintf(prog, sizeof(prog), "leap-agent %s", cmds[i].name);
+			argv[1] = prog;
+			return cmds[i].fn(argc - 1, argv + 1);
+		}
+	fprintf(stderr, "leap-agent: unknown command '%s'\n\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
