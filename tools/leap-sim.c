@@ -213,6 +213,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--memory is required");
 		if (env.npolicies == 0)
 			argp_error(state, "--policy is required");
+		/* Checked here, before any output, for whichever policy needs it. */
+		const char *why;
+
+		if (leap_params_validate(&env.opts.leap, &why))
+			argp_error(state, "%s", why);
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * A prefetch policy as the simulator sees it: the kernel only tells a
- * prefetcher about faults, so a policy hears about misses (and proposes
- * pages to read) and about prefetch hits (a fault served from the prefetch
- * cache), never about accesses to resident pages.
+ * prefetcher about faults, so a policy hears about misses and about
+ * prefetch hits (a fault served from the prefetch cache), and may propose
+ * pages to read on either; it never hears of accesses to resident pages.
  */
 #ifndef LEAP_SIM_POLICY_H
 #define LEAP_SIM_POLICY_H
@@ -51,9 +51,11 @@ struct sim_policy_ops {
 	/* A miss on f.pg: write up to cap footprint indices to prefetch. */
 	uint32_t (*miss)(struct sim_policy *p, const struct sim_fault *f,
 			 const struct sim_mem *m, uint32_t *out, uint32_t cap);
-	/* A prefetch hit on f.pg (before it becomes resident). */
-	void (*hit)(struct sim_policy *p, const struct sim_fault *f,
-		    const struct sim_mem *m);
+	/* A prefetch hit on f.pg (before it becomes resident).  Usually
+	 * proposes nothing; a policy with look-ahead (a hit on a marker page
+	 * issues the next window) writes candidates like miss. */
+	uint32_t (*hit)(struct sim_policy *p, const struct sim_fault *f,
+			const struct sim_mem *m, uint32_t *out, uint32_t cap);
 	void (*fini)(struct sim_policy *p);
 };
 

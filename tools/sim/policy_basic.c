@@ -95,13 +95,17 @@ static uint32_t stride_miss(struct sim_policy *p, const struct sim_fault *f,
 	return n;
 }
 
-static void stride_hit(struct sim_policy *p, const struct sim_fault *f,
-		       const struct sim_mem *m)
+/* Trains only: a classic stride prefetcher fires on misses. */
+static uint32_t stride_hit(struct sim_policy *p, const struct sim_fault *f,
+			   const struct sim_mem *m, uint32_t *out, uint32_t cap)
 {
 	int64_t d;
 
 	(void)m;
+	(void)out;
+	(void)cap;
 	stride_train((struct stride_state *)p->state + f->pidx, f->page, &d);
+	return 0;
 }
 
 static void stride_fini(struct sim_policy *p)

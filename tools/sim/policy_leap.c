@@ -42,8 +42,11 @@ static struct leap_stream *stream_of(struct sim_policy *p, const struct sim_faul
 	return leap_table_get(&s->table, &key, p->opts.leap.hsize, f->seq);
 }
 
-static uint32_t leap_miss(struct sim_policy *p, const struct sim_fault *f,
-			  const struct sim_mem *m, uint32_t *out, uint32_t cap)
+/* One access through the engine; its candidate pages become footprint
+ * indices of pages still swapped out. */
+static uint32_t leap_access(struct sim_policy *p, const struct sim_fault *f,
+			    const struct sim_mem *m, bool hit, uint32_t *out,
+			    uint32_t cap)
 {
 	struct leap_state *s = p->state;
 	struct leap_stream *st = stream_of(p, f);
@@ -51,7 +54,7 @@ static uint32_t leap_miss(struct sim_policy *p, const struct sim_fault *f,
 
 	if (!st)
 		return 0;
-	n = leap_stream_access(st, &p->opts.leap, f->page, false, s->cand, LEAP_PW_LIMIT,
+	n = leap_stream_access(st, &p->opts.leap, f->page, hit, s->cand, LEAP_PW_LIMIT,
 			       NULL);
 	for (uint32_t i = 0; i < n && written < cap; i++) {
 		uint32_t pg = sim_trace_find(p->trace, f->pidx, s->cand[i]);
@@ -62,16 +65,17 @@ static uint32_t leap_miss(struct sim_policy *p, const struct sim_fault *f,
 	return written;
 }
 
-static void leap_hit(struct sim_policy *p, const struct sim_fault *f,
-		     const struct sim_mem *m)
+static uint32_t leap_miss(struct sim_policy *p, const struct sim_fault *f,
+			  const struct sim_mem *m, uint32_t *out, uint32_t cap)
 {
-	struct leap_state *s = p->state;
-	struct leap_stream *st = stream_of(p, f);
+	return leap_access(p, f, m, false, out, cap);
+}
 
-	(void)m;
-	if (st)
-		leap_stream_access(st, &p->opts.leap, f->page, true, s->cand,
-				   LEAP_PW_LIMIT, NULL);
+/* A hit feeds Chit; with look-ahead it may also issue the next window. */
+static uint32_t leap_hit(struct sim_policy *p, const struct sim_fault *f,
+			 const struct sim_mem *m, uint32_t *out, uint32_t cap)
+{
+	return leap_access(p, f, m, true, out, cap);
 }
 
 static void leap_fini(struct sim_policy *p)

@@ -130,11 +130,15 @@ static uint32_t vma_miss(struct sim_policy *p, const struct sim_fault *f,
 	return n;
 }
 
-static void vma_hit(struct sim_policy *p, const struct sim_fault *f,
-		    const struct sim_mem *m)
+/* Swap readahead never reads on a hit: only do_swap_page misses call it. */
+static uint32_t vma_hit(struct sim_policy *p, const struct sim_fault *f,
+			const struct sim_mem *m, uint32_t *out, uint32_t cap)
 {
 	(void)m;
+	(void)out;
+	(void)cap;
 	sim_linux_vma_hit((struct sim_linux_ra *)p->state + f->pidx, f->page);
+	return 0;
 }
 
 static void free_state(struct sim_policy *p)
@@ -209,12 +213,15 @@ static uint32_t cluster_miss(struct sim_policy *p, const struct sim_fault *f,
 	return n;
 }
 
-static void cluster_hit(struct sim_policy *p, const struct sim_fault *f,
-			const struct sim_mem *m)
+static uint32_t cluster_hit(struct sim_policy *p, const struct sim_fault *f,
+			    const struct sim_mem *m, uint32_t *out, uint32_t cap)
 {
 	(void)f;
 	(void)m;
+	(void)out;
+	(void)cap;
 	((struct cluster_state *)p->state)->hits++;
+	return 0;
 }
 
 const struct sim_policy_ops sim_policy_linux_cluster_ops = {

@@ -45,16 +45,20 @@ static void replay(const struct sim_trace *t, struct sim_policy *pol, struct sim
 				       .pidx = th->pidx,
 				       .pid = th->pid,
 				       .tid = th->tid};
+		uint32_t n = 0;
+
 		if (st == SIM_CACHED) {
 			ts->hits++;
 			if (ops->hit)
-				ops->hit(pol, &f, m);
+				n = ops->hit(pol, &f, m, cand, cap);
+			/* Mapped first: the reads it triggers cannot evict it. */
 			sim_mem_hit(m, pg);
+			for (uint32_t j = 0; j < n; j++)
+				r->prefetched += sim_mem_prefetch(m, cand[j]);
 			continue;
 		}
 		ts->misses++;
-		uint32_t n = ops->miss(pol, &f, m, cand, cap);
-
+		n = ops->miss(pol, &f, m, cand, cap);
 		for (uint32_t j = 0; j < n; j++)
 			r->prefetched += sim_mem_prefetch(m, cand[j]);
 		sim_mem_fault_in(m, pg);

@@ -4,9 +4,10 @@
  *
  * Per access: a RESIDENT page is no event (the kernel sees no fault); a
  * CACHED page is a prefetch hit (the policy hears of it, the page becomes
- * resident); anything else is a miss: the policy proposes pages, those
- * still swapped out are read into the prefetch cache, then the faulting
- * page is mapped (last, so it is the most recently used).
+ * resident, then whatever the policy proposed is read); anything else is a
+ * miss: the policy proposes pages, those still swapped out are read into
+ * the prefetch cache, then the faulting page is mapped (last, so it is the
+ * most recently used).
  */
 #ifndef LEAP_SIM_SIM_H
 #define LEAP_SIM_SIM_H
