@@ -435,6 +435,9 @@ static int start_observer(struct agent *a, const struct opts *o)
 	struct leap_observer_opts oo = {
 		.hook = o->hook,
 		.ringbuf_bytes = (o->ring_kb ? o->ring_kb : a->config.ring_kb) * 1024u,
+		/* Hits drive the look-ahead, so they must arrive promptly: wake
+		 * whenever the agent has caught up (one wake-up per burst). */
+		.wakeup_bytes = 1,
 		.log = log_cb,
 		.log_ctx = o->verbose ? (void *)1 : NULL,
 		.on_event = agent_on_event,

@@ -126,6 +126,7 @@ struct leap_stream_stats {
 	uint64_t prefetched; /* candidates handed out */
 	uint64_t trends;     /* DOPREFETCH calls that found a trend */
 	uint64_t suspended;  /* DOPREFETCH calls with PW == 0 */
+	uint64_t lookaheads; /* windows issued by a hit on a marker (OURS) */
 };
 
 struct leap_stream_key_t {
@@ -140,6 +141,17 @@ struct leap_stream {
 	struct leap_window win;
 	int64_t latest_trend; /* last trend FINDTREND returned */
 	bool has_latest;
+	/*
+	 * Look-ahead (LEAP_FLAVOR_OURS): the first page of the newest strided
+	 * window is a marker; a hit on it issues the next window beyond
+	 * ra_last, so a stream that keeps hitting never stalls on a miss (the
+	 * page cache's PG_readahead idea, for swap).  The paper prefetches on
+	 * misses only.
+	 */
+	bool ra_armed;
+	uint64_t ra_marker;
+	uint64_t ra_last;
+	int64_t ra_stride;
 	struct leap_stream_stats stats;
 	uint32_t hist_capacity; /* slots of hist.delta storage */
 	/* bookkeeping for leap_table; opaque to callers */
@@ -158,14 +170,16 @@ struct leap_decision {
 	uint32_t window; /* PW chosen (0: suspended or not a miss) */
 	uint32_t count;	 /* candidates written */
 	bool ran;	 /* DOPREFETCH ran (a miss) */
+	bool lookahead;	 /* a hit on the marker issued the next window */
 	bool trend_found;
 	int64_t trend;
 };
 
 /*
  * One access to page pt.  hit: the page was found among prefetched pages
- * (counts towards Chit, as in the paper, and runs no prefetch).  A miss runs
- * DOPREFETCH and writes candidates to out[] (cap >= pw_max for a full
+ * (counts towards Chit, as in the paper; in the paper flavour a hit runs no
+ * prefetch, in ours a hit on the look-ahead marker issues the next window).
+ * A miss runs DOPREFETCH.  Candidates go to out[] (cap >= pw_max for a full
  * window).  Returns the number of candidates.  dec may be NULL.
  */
 uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,

@@ -144,7 +144,7 @@ static void test_candidates_without_trend(void **state)
 	assert_int_equal(out[4], 5);
 }
 
-/* The whole DOPREFETCH path through one stream. */
+/* The whole DOPREFETCH path through one stream, as the paper has it. */
 static void test_stream_sequence(void **state)
 {
 	struct leap_params p = params_pw(8);
@@ -155,6 +155,7 @@ static void test_stream_sequence(void **state)
 	uint32_t n;
 	(void)state;
 
+	p.flavor = LEAP_FLAVOR_PAPER; /* prefetch on misses only */
 	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
 	/* First fault: no history, no trend, suspended. */
 	n = leap_stream_access(&s, &p, 1000, false, out, 64, &d);
@@ -192,6 +193,59 @@ static void test_stream_sequence(void **state)
 	leap_stream_access(&s, &p, 5000, false, out, 64, &d);
 	assert_int_equal(s.hist.size, 4);
 	assert_int_equal(s.hist.count, 0);
+}
+
+/* Ours: a hit on the first page of the newest window issues the next one. */
+static void test_lookahead(void **state)
+{
+	struct leap_params p = params_pw(8);
+	int64_t storage[LEAP_HSIZE_MAX];
+	struct leap_stream s;
+	struct leap_decision d;
+	uint64_t out[LEAP_PW_LIMIT], page = 100;
+	uint64_t misses_after_warmup = 0;
+	uint32_t n;
+	(void)state;
+
+	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
+	leap_stream_access(&s, &p, 96, false, out, 64, NULL);
+	/* Miss at 100 along -4..: trend +4 from 96, one page: 104, marker 104. */
+	n = leap_stream_access(&s, &p, page, false, out, 64, &d);
+	assert_int_equal(n, 1);
+	assert_int_equal(out[0], 104);
+	/* A hit on a page that is not the marker issues nothing. */
+	n = leap_stream_access(&s, &p, 104 + 400, true, out, 64, &d);
+	assert_int_equal(n, 0);
+	leap_stream_reset(&s, p.hsize);
+
+	/* A sequential scan that hits what was prefetched keeps a window in
+	 * flight: windows grow 1, 2, 4, 8 and no miss follows the warm-up. */
+	leap_stream_access(&s, &p, 0, false, out, 64, NULL);
+	for (page = 1; page < 2000; page++) {
+		bool hit = s.ra_armed && page <= s.ra_last && page > 1;
+
+		n = leap_stream_access(&s, &p, page, hit, out, 64, &d);
+		if (!hit && page > 20)
+			misses_after_warmup++;
+		if (d.lookahead) {
+			assert_true(hit);
+			assert_int_equal(out[0], s.ra_marker);
+			assert_true(n <= 8);
+		}
+	}
+	assert_int_equal(misses_after_warmup, 0);
+	assert_true(s.stats.lookaheads > 200);
+	assert_int_equal(s.win.pw_prev, 8);
+
+	/* The paper flavour never prefetches on a hit. */
+	p.flavor = LEAP_FLAVOR_PAPER;
+	leap_stream_reset(&s, p.hsize);
+	leap_stream_access(&s, &p, 0, false, out, 64, NULL);
+	n = leap_stream_access(&s, &p, 1, false, out, 64, NULL);
+	assert_int_equal(n, 1);
+	n = leap_stream_access(&s, &p, 2, true, out, 64, &d);
+	assert_int_equal(n, 0);
+	assert_false(d.lookahead);
 }
 
 static void test_params_validation(void **state)
@@ -233,6 +287,7 @@ int main(void)
 		cmocka_unit_test(test_candidates_stride),
 		cmocka_unit_test(test_candidates_without_trend),
 		cmocka_unit_test(test_stream_sequence),
+		cmocka_unit_test(test_lookahead),
 		cmocka_unit_test(test_params_validation),
 	};
 	return cmocka_run_group_tests_name("window", tests, NULL, NULL);

@@ -20,6 +20,36 @@ void leap_stream_reset(struct leap_stream *s, uint32_t hsize)
 	s->win.pw_prev = 0;
 	s->latest_trend = 0;
 	s->has_latest = false;
+	s->ra_armed = false;
+}
+
+/* Remembers a strided window so a hit on its first page can extend it. */
+static void arm_lookahead(struct leap_stream *s, const struct leap_params *p,
+			  const uint64_t *out, uint32_t n, int64_t stride)
+{
+	s->ra_armed = p->flavor == LEAP_FLAVOR_OURS && n > 0 && stride != 0;
+	if (!s->ra_armed)
+		return;
+	s->ra_marker = out[0];
+	s->ra_last = out[n - 1];
+	s->ra_stride = stride;
+}
+
+/* A hit on the marker: the next window along the same stride. */
+static uint32_t lookahead(struct leap_stream *s, const struct leap_params *p,
+			  uint64_t *out, uint32_t cap, struct leap_decision *d)
+{
+	uint32_t pw = leap_window_next(&s->win, p, true);
+	uint32_t n =
+		leap_candidates(s->ra_last, pw, true, s->ra_stride, false, 0, out, cap);
+
+	d->window = pw;
+	d->count = n;
+	d->lookahead = true;
+	s->stats.lookaheads++;
+	s->stats.prefetched += n;
+	arm_lookahead(s, p, out, n, s->ra_stride);
+	return n;
 }
 
 void leap_stream_add_hits(struct leap_stream *s, uint32_t n)
@@ -48,9 +78,11 @@ uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
 	if (hit) {
 		s->stats.hits++;
 		s->win.chit++;
+		if (s->ra_armed && pt == s->ra_marker && p->flavor == LEAP_FLAVOR_OURS)
+			lookahead(s, p, out, cap, &d);
 		if (dec)
 			*dec = d;
-		return 0;
+		return d.count;
 	}
 	s->stats.misses++;
 
@@ -71,6 +103,9 @@ uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
 					  s->has_latest, s->latest_trend, out, cap);
 		s->stats.prefetched += d.count;
 	}
+	/* Only strided windows are extended; "around Pt" ones are not. */
+	arm_lookahead(s, p, out, d.count,
+		      d.trend_found ? d.trend : (s->has_latest ? s->latest_trend : 0));
 	if (dec)
 		*dec = d;
 	return d.count;
