@@ -281,6 +281,7 @@ int main(int argc, char **argv)
 	int rc = 0;
 
 	sim_policy_opts_default(&env.opts);
+	argp_err_exit_status = 2; /* usage errors: 2, like the rest of leap-sim */
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
 	if (load(&t))

@@ -112,6 +112,7 @@ int main(int argc, char **argv)
 	FILE *f = stdout;
 	int rc;
 
+	argp_err_exit_status = 2; /* usage errors: 2, like the rest of leap-sim */
 	if (argp_parse(&argp, argc, argv, 0, NULL, NULL))
 		return 2;
 	if (env.out && !(f = fopen(env.out, "w"))) {
