@@ -3,8 +3,9 @@
 # tests/lib/fixture.sh: swap, memory cgroups and sysctls for leap's system
 # tests and benchmarks, with teardown that runs however the script ends.
 #
-#   fixture_init               state dir + one EXIT/INT/TERM/HUP trap that tears
-#                              down everything registered below
+#   fixture_init               state dir, an EXIT trap and a guardian process
+#                              that tear down everything registered below
+#                              however the script ends (exit, error, signal)
 #   require_root               skip_all "needs root" unless uid 0
 #   fixture_register CMD...    run CMD at teardown (LIFO); works from subshells
 #   fixture_track_pid PID      SIGKILL PID at teardown if still alive
@@ -14,11 +15,11 @@
 #                              prints its path
 #   memcg_create LIMIT         v1 memory cgroup (limit, swappiness 60) + a v2
 #                              dir of the same name; prints a handle
+#   memcg_destroy H            kill H's tasks, remove both dirs (also at teardown)
 #   memcg_path_v1 H / memcg_path_v2 H    directories of handle H
 #   memcg_run H CMD...         run CMD inside both cgroups of H
-#   memcg_run_timeout SECS H CMD...  the same in the background under
-#                              timeout(1), tracked and waited for so a signal
-#                              reaches the trap at once; returns CMD's status
+#   memcg_run_timeout SECS H CMD...  the same under timeout(1), tracked so a
+#                              teardown stops it; returns CMD's status
 #   memcg_stat H [FIELD]       memory.stat of H, or one field (also: usage,
 #                              max_usage, limit, swap_usage, failcnt)
 #   memcg_pids H               pids in H
@@ -35,6 +36,7 @@ _fx_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$_fx_dir/tap.sh"
 
 FX_STATE=
+FX_GUARDIAN=
 FX_MEMCG_V1_ROOT=${FX_MEMCG_V1_ROOT:-/sys/fs/cgroup/memory}
 FX_CG2_ROOT=${FX_CG2_ROOT:-/sys/fs/cgroup/unified}
 FX_SWAP_DIR=${FX_SWAP_DIR:-/var/tmp}
@@ -56,11 +58,16 @@ fixture_init()
 	: >"$FX_STATE/pids"
 	echo 0 >"$FX_STATE/counter"
 	trap '_fx_on_exit' EXIT
-	trap '_fx_on_signal 129' HUP
-	trap '_fx_on_signal 130' INT
-	trap '_fx_on_signal 143' TERM
+	_fx_guardian_start
 }
 
+# Normal ends (done_testing, exit, set -e, the end of the script) tear down
+# in the EXIT trap.  Signals are deliberately not trapped: bash 5.2 can run
+# a trap while it is parsing a command substitution and then corrupts its
+# parser state ("unexpected EOF while looking for matching `)'"), leaving a
+# script that goes on running without its functions' remaining commands.
+# Instead the shell dies on the signal as usual and a guardian process,
+# which ignores HUP/INT/TERM, notices and tears down from the state dir.
 _fx_on_exit()
 {
 	local rc=$?
@@ -70,12 +77,21 @@ _fx_on_exit()
 	exit $rc
 }
 
-_fx_on_signal()
+_fx_guardian_start()
 {
-	trap '' HUP INT TERM
-	echo "# fixture: signal received, tearing down" >&2
-	fixture_teardown
-	exit "$1"
+	local main=$$
+	(
+		trap - EXIT
+		trap '' HUP INT TERM
+		exec </dev/null >/dev/null
+		tail --pid="$main" -s 0.2 -f /dev/null
+		if [ -d "$FX_STATE" ]; then
+			echo "# fixture: test $main died, tearing down its fixtures" >&2
+			fixture_teardown
+			rm -rf "$FX_STATE"
+		fi
+	) &
+	FX_GUARDIAN=$!
 }
 
 require_root()
@@ -112,24 +128,50 @@ fixture_track_pid()
 	echo "$1" >>"$FX_STATE/pids"
 }
 
+_fx_alive()
+{
+	[ -d "/proc/$1" ] && ! grep -q '^State:.*Z' "/proc/$1/status" 2>/dev/null
+}
+
+_fx_stop_pids()
+{
+	local pid i live
+	# shellcheck disable=SC2046
+	live=$(while read -r pid; do
+		[ -n "$pid" ] && _fx_alive "$pid" && echo "$pid"
+	done <"$1")
+	[ -n "$live" ] || return 0
+	# shellcheck disable=SC2086
+	kill -TERM $live 2>/dev/null
+	for ((i = 0; i < 30; i++)); do
+		for pid in $live; do
+			_fx_alive "$pid" && break
+			pid=
+		done
+		[ -z "$pid" ] && return 0
+		sleep 0.1
+	done
+	# shellcheck disable=SC2086
+	kill -KILL $live 2>/dev/null
+	return 0
+}
+
 fixture_teardown()
 {
 	local -a cmds
 	local i pid
 	[ -n "$FX_STATE" ] && [ -d "$FX_STATE" ] || return 0
-	# Running commands first: a tracked pid or the command run_timeout waits for.
-	if [ -n "${TAP_BG_PID:-}" ]; then
-		kill -TERM "$TAP_BG_PID" 2>/dev/null
-	fi
-	while read -r pid; do
-		[ -n "$pid" ] && kill -KILL "$pid" 2>/dev/null
-	done <"$FX_STATE/pids"
+	# TERM first (timeout(1) passes it on, an agent can clean up), KILL after 3 s.
+	_fx_stop_pids "$FX_STATE/pids"
 	mapfile -t cmds <"$FX_STATE/cleanup"
-	: >"$FX_STATE/cleanup"
 	for ((i = ${#cmds[@]} - 1; i >= 0; i--)); do
+		# Drop the entry first: whoever finishes an interrupted teardown (the
+		# guardian) resumes with the rest and never runs one twice.
+		printf '%s\n' "${cmds[@]:0:i}" >"$FX_STATE/cleanup"
 		[ -n "${cmds[i]}" ] || continue
 		eval "${cmds[i]}" || _fx_err "cleanup failed: ${cmds[i]}"
 	done
+	: >"$FX_STATE/cleanup"
 	# Reap our own children so none outlive the test.
 	while read -r pid; do
 		[ -n "$pid" ] && wait "$pid" 2>/dev/null
@@ -149,9 +191,7 @@ fixture_leftovers()
 	done
 	if [ -n "$FX_STATE" ] && [ -f "$FX_STATE/pids" ]; then
 		while read -r pid; do
-			[ -n "$pid" ] && [ -d "/proc/$pid" ] &&
-				! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null &&
-				echo "process $pid"
+			[ -n "$pid" ] && _fx_alive "$pid" && echo "process $pid"
 		done <"$FX_STATE/pids"
 	fi
 	if [ -n "$FX_STATE" ] && [ -f "$FX_STATE/page_cluster.initial" ] &&
@@ -255,6 +295,11 @@ _fx_memcg_destroy()
 		}
 	done
 	return $ok
+}
+
+memcg_destroy()
+{
+	_fx_memcg_destroy "$1"
 }
 
 # memcg_create LIMIT: LIMIT as memory.limit_in_bytes takes it (bytes, K/M/G).

@@ -15,9 +15,9 @@
 #   bail_out MSG              "Bail out! MSG", exit 255
 #   done_testing              print the plan if none yet, exit non-zero on failures
 #   run_timeout SECS CMD...   run CMD, killed after SECS (TERM, KILL 5 s later);
-#                             returns its status, 124 on timeout.  It waits with
-#                             the wait builtin, so the caller's signal traps (see
-#                             fixture.sh) run at once instead of after CMD ends.
+#                             returns its status, 124 on timeout.  Under
+#                             fixture.sh the command is tracked, so a teardown
+#                             (also after a signal) stops it.
 #   tap_failures              number of failed tests so far
 
 _tap_n=0
@@ -193,10 +193,13 @@ run_timeout()
 	shift
 	timeout --kill-after=5 "$secs" "$@" &
 	TAP_BG_PID=$!
+	# Under fixture.sh, a teardown (also the guardian's) stops it too.
+	if declare -F fixture_track_pid >/dev/null && [ -n "${FX_STATE:-}" ]; then
+		fixture_track_pid "$TAP_BG_PID"
+	fi
 	wait "$TAP_BG_PID"
 	rc=$?
-	# A trapped signal interrupts wait (status > 128) while the command still
-	# runs; the trap has run by now and normally ended the script.
+	# A trapped signal interrupts wait (status > 128) while the command runs on.
 	while [ $rc -gt 128 ] && kill -0 "$TAP_BG_PID" 2>/dev/null; do
 		wait "$TAP_BG_PID"
 		rc=$?
