@@ -8,7 +8,7 @@ set -euo pipefail
 usage() {
 	cat <<USAGE
 usage: $0 [-o DIR] [-t PATTERN] [-n PAGES] [-P PASSES] [-p POLICIES] [-m "PCTS"] [-s SEED]
-  -o DIR       output directory (default bench/out)
+  -o DIR       output directory (default bench/out in the source tree)
   -t PATTERN   leap-tracegen pattern (default stride:8)
   -n PAGES     footprint in pages (default 32768)
   -P PASSES    passes over the pattern (default 3)
@@ -21,7 +21,7 @@ USAGE
 }
 
 here=$(cd "$(dirname "$0")/.." && pwd)
-out=bench/out pattern=stride:8 pages=32768 passes=3 seed=1
+out=$here/bench/out pattern=stride:8 pages=32768 passes=3 seed=1
 policies=none,linux,linux-cluster,leap
 pcts="10 20 30 40 50 60 70 80 90 100"
 bindir=$here/bin
