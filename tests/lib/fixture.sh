@@ -91,6 +91,7 @@ _fx_guardian_start()
 			rm -rf "$FX_STATE"
 		fi
 	) &
+	# shellcheck disable=SC2034 # for callers
 	FX_GUARDIAN=$!
 }
 

@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: MIT
+# bench-swap: swap-in prefetch benchmark (tools/bench-swap.sh, docs/bench.md).
+# Root only.  Arguments through BENCH_SWAP_ARGS, e.g.
+#   make bench-swap BENCH_SWAP_ARGS="--footprint 512 --reps 5"
+# The agent is built too when its fragment provides bin/leap-agent.
+.PHONY: bench-swap bench-swap-quick
+BENCH_SWAP_ARGS ?=
+
+bench-swap:
+	$(MAKE) $(BIN)/leap-workload $(filter $(BIN)/leap-agent,$(ALL_BINS))
+	bash tools/bench-swap.sh $(BENCH_SWAP_ARGS)
+
+bench-swap-quick:
+	$(MAKE) $(BIN)/leap-workload $(filter $(BIN)/leap-agent,$(ALL_BINS))
+	bash tools/bench-swap.sh --quick $(BENCH_SWAP_ARGS)
