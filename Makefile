@@ -85,6 +85,13 @@ all: $(LIBLEAP) $(ALL_BINS)
 check: all $(UNIT_BINS) $(UNIT_SAN_BINS)
 	bash tests/run-tests $(UNIT_BINS) $(UNIT_SAN_BINS) $(wildcard tests/sys/*.t)
 
+# `make bench`: engine cost, simulator side by side, then real swap (root):
+# no prefetch, Linux readahead, leap-agent and the oracle in one run.
+bench: all
+	$(MAKE) --no-print-directory bench-engine
+	$(MAKE) --no-print-directory bench-sim
+	$(MAKE) --no-print-directory bench-swap
+
 check-unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
 	bash tests/run-tests $(UNIT_BINS) $(UNIT_SAN_BINS)
 

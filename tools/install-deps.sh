@@ -7,7 +7,7 @@ set -euo pipefail
 PKGS=(
 	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev
 	libcap-dev libinih-dev libjson-c-dev libcmocka-dev
-	perl gnuplot-nox util-linux procps iproute2 e2fsprogs
+	perl gnuplot-nox util-linux procps iproute2 e2fsprogs jq python3
 )
 
 missing=()

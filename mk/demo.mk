@@ -1,0 +1,3 @@
+# The main job on an embedded default (README): sudo make demo
+demo: all
+	bash tools/demo.sh

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# leap-timeout: 420
+# SPDX-License-Identifier: MIT
+# leap-agent on this kernel with real swap and real processes:
+#  - run: a stride workload under a memory limit, with and without Leap;
+#    events arrive, prefetches are issued, hits are counted, swap-in misses
+#    fall, data stays intact, random access does not explode prefetching;
+#  - attach: to a cgroup and to a pid, stats and status while attached,
+#    SIGHUP with a bad config keeps the old policy, the target exiting,
+#    a full ring buffer;
+#  - bad input: malformed config, unknown cgroup, dead pid;
+#  - nothing left pinned, mounted or created afterwards.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/lib/fixture.sh
+. "$root/tests/lib/fixture.sh"
+
+require_root
+AGENT=$root/bin/leap-agent
+WL=$root/bin/leap-workload
+for b in "$AGENT" "$WL"; do
+	[ -x "$b" ] || bail_out "$b not built (run make)"
+done
+command -v jq >/dev/null || bail_out "jq missing (make deps)"
+[ -d /sys/fs/cgroup/unified ] || [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] ||
+	skip_all "no cgroup2 hierarchy"
+[ -e /sys/kernel/btf/vmlinux ] || skip_all "kernel without BTF"
+
+fixture_init
+tmp=$FX_STATE
+swap=$(swap_file_on 1024) || bail_out "cannot set up a swap file"
+ok 0 "swap file $swap is on"
+
+jf() { jq -r ".$2" "$1"; }
+# Float as an integer percentage.
+pct() { jq -r "(.$2 * 100) | floor" "$1"; }
+
+# A leap-agent in the background, tracked so teardown always stops it.
+start_agent()
+{
+	"$AGENT" "$@" >"$tmp/agent.out" 2>"$tmp/agent.err" &
+	AGENT_PID=$!
+	fixture_track_pid "$AGENT_PID"
+	for _ in $(seq 100); do
+		grep -q "attached to" "$tmp/agent.err" && return 0
+		_fx_alive "$AGENT_PID" || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+stop_agent()
+{
+	kill -INT "$AGENT_PID" 2>/dev/null
+	for _ in $(seq 100); do
+		_fx_alive "$AGENT_PID" || break
+		sleep 0.1
+	done
+	wait "$AGENT_PID"
+}
+
+# ---- run: the A/B on a stride workload --------------------------------------
+FOOT=128M
+LIMIT=40M
+for pol in off leap; do
+	run_timeout 120 "$AGENT" run --memory-limit $LIMIT --policy $pol --kernel-readahead off \
+		--json "$tmp/$pol.json" -- "$WL" --pattern stride:16 --footprint $FOOT \
+		>"$tmp/$pol.out" 2>"$tmp/$pol.err"
+	is $? 0 "run --policy $pol: workload exits 0 (data verified)" || diag "$(cat "$tmp/$pol.err")"
+	diag "$pol: $(grep leap-agent: "$tmp/$pol.err")"
+done
+is "$(jf "$tmp/off.json" exit_status)" 0 "JSON exit_status"
+for k in wall_s faults swapin_misses prefetched hits accuracy coverage exit_status; do
+	[ "$(jf "$tmp/leap.json" $k)" != null ] || fail "JSON lacks $k"
+done
+pass "JSON has wall_s faults swapin_misses prefetched hits accuracy coverage exit_status"
+cmp_ok "$(jf "$tmp/leap.json" events)" '>' 10000 "events arrive ($(jf "$tmp/leap.json" events))"
+cmp_ok "$(jf "$tmp/off.json" prefetched)" '==' 0 "policy off prefetches nothing"
+cmp_ok "$(jf "$tmp/leap.json" prefetched)" '>' 5000 "policy leap prefetches ($(jf "$tmp/leap.json" prefetched))"
+cmp_ok "$(jf "$tmp/leap.json" hits)" '>' 5000 "prefetch hits are counted ($(jf "$tmp/leap.json" hits))"
+miss_off=$(jf "$tmp/off.json" swapin_misses)
+miss_leap=$(jf "$tmp/leap.json" swapin_misses)
+cmp_ok "$miss_off" '>' 10000 "without Leap the stride workload misses ($miss_off)"
+cmp_ok $((miss_leap * 3)) '<' "$miss_off" "with Leap swap-in misses fall at least 3x ($miss_leap vs $miss_off)"
+cmp_ok "$(pct "$tmp/leap.json" accuracy)" '>=' 50 "accuracy >= 50% ($(jf "$tmp/leap.json" accuracy))"
+cmp_ok "$(jf "$tmp/leap.json" events_dropped)" '==' 0 "no events dropped at the default ring size"
+
+# Random access: prefetching stays a small fraction of the misses.
+run_timeout 120 "$AGENT" run --memory-limit $LIMIT --policy leap --kernel-readahead off \
+	--json "$tmp/random.json" -- "$WL" --pattern random --footprint $FOOT \
+	>/dev/null 2>"$tmp/random.err"
+is $? 0 "random under Leap: exit 0" || diag "$(cat "$tmp/random.err")"
+rmiss=$(jf "$tmp/random.json" swapin_misses)
+rpf=$(jf "$tmp/random.json" prefetched)
+cmp_ok $((rpf * 20)) '<=' "$rmiss" "random: prefetched ($rpf) <= 5% of swap-in misses ($rmiss)"
+
+# Multi-threaded per-thread streams, data intact.
+printf '[default]\nstream = thread\n' >"$tmp/thread.conf"
+run_timeout 120 "$AGENT" run --memory-limit 24M --config "$tmp/thread.conf" \
+	--kernel-readahead off --json "$tmp/thr.json" -- "$WL" --pattern interleave --threads 4 \
+	--footprint 64M --passes 2 >/dev/null 2>"$tmp/thr.err"
+is $? 0 "interleave x4 with per-thread streams: exit 0" || diag "$(cat "$tmp/thr.err")"
+cmp_ok "$(jf "$tmp/thr.json" hits)" '>' 1000 "per-thread streams hit ($(jf "$tmp/thr.json" hits))"
+
+# The command's exit status and signals come back.
+"$AGENT" run -- sh -c 'exit 7' 2>/dev/null
+is $? 7 "run returns the command's exit status"
+"$AGENT" run -- sh -c 'kill -9 $$' 2>/dev/null
+is $? 137 "run returns 128+signal for a killed command"
+"$AGENT" run -- /nonexistent/cmd 2>"$tmp/err"
+is $? 127 "run: a missing command exits 127"
+like "$(cat "$tmp/err")" "cannot run /nonexistent/cmd" "run: and says why"
+
+# ---- bad input ------------------------------------------------------------------
+printf '[default]\nmode = leap\npw_max = lots\n' >"$tmp/bad.conf"
+"$AGENT" attach --config "$tmp/bad.conf" --pid $$ 2>"$tmp/err"
+is $? 1 "a malformed config is refused"
+like "$(cat "$tmp/err")" "bad.conf:3: pw_max must be" "with its file, line and reason"
+"$AGENT" attach --cgroup /sys/fs/cgroup/unified/no-such-leap-cgroup 2>"$tmp/err"
+is $? 1 "an unknown cgroup is refused"
+like "$(cat "$tmp/err")" "no-such-leap-cgroup: No such file" "naming the cgroup"
+sh -c 'exit 0' &
+dead=$!
+wait $dead
+"$AGENT" attach --pid $dead 2>"$tmp/err"
+is $? 1 "a dead pid is refused"
+like "$(cat "$tmp/err")" "pid $dead: no such process" "naming the pid"
+"$AGENT" attach 2>"$tmp/err"
+is $? 2 "attach without targets is a usage error"
+"$AGENT" bogus 2>/dev/null
+is $? 2 "an unknown command is a usage error"
+
+# ---- attach to a cgroup: stats, status, reload, ring overflow ------------------
+h=$(memcg_create 32M) || bail_out "cannot create a memory cgroup"
+cg=$(memcg_path_v2 "$h")
+printf '[default]\nmode = leap\n' >"$tmp/good.conf"
+start_agent attach --cgroup "$cg" --config "$tmp/good.conf" --kernel-readahead off
+ok $? "attach --cgroup starts" || diag "$(cat "$tmp/agent.err")"
+like "$(cat "$tmp/agent.err")" "caps cap_sys_ptrace,cap_sys_nice.*=ep" "capabilities dropped to the needed set"
+st=$("$AGENT" status)
+like "$st" "agent: +pid $AGENT_PID" "status names the running agent"
+like "$st" "target: +cgroup $cg mode=leap" "status lists the target and its policy"
+like "$st" "hook path: +(fentry|tracepoint)" "status names the hook path"
+memcg_run_timeout 120 "$h" "$WL" --pattern stride:8 --footprint 96M >/dev/null 2>"$tmp/wl.err"
+is $? 0 "workload in the attached cgroup: exit 0 (data verified)" || diag "$(cat "$tmp/wl.err")"
+"$AGENT" stats --json >"$tmp/stats.json"
+is $? 0 "stats reads the pinned map"
+cmp_ok "$(jq '[.[] | .prefetch_hits] | add' "$tmp/stats.json")" '>' 1000 "stats shows prefetch hits"
+like "$(bpftool map dump pinned /sys/fs/bpf/leap/stats 2>&1 | head -40)" '"prefetch_hits":' \
+	"bpftool prints the stats map with field names"
+printf '[default]\nmode = sideways\n' >"$tmp/good.conf"
+kill -HUP "$AGENT_PID"
+sleep 0.5
+like "$(cat "$tmp/agent.err")" "reload refused, keeping the old policy: .*good.conf:2" \
+	"SIGHUP with a bad file keeps the old policy"
+ok "$(_fx_alive "$AGENT_PID"; echo $?)" "the agent is still running after a bad reload"
+stop_agent
+is $? 0 "SIGINT: the agent exits 0"
+like "$(cat "$tmp/agent.err")" "leap-agent: wall .* hits [1-9]" "and prints its summary"
+ok "$([ ! -e /sys/fs/bpf/leap ]; echo $?)" "pins removed on exit"
+ok "$([ ! -e /run/leap/agent.json ]; echo $?)" "state file removed on exit"
+
+# A tiny ring buffer overflows: events are dropped and counted, data intact.
+start_agent attach --cgroup "$cg" --ringbuf-kb 4
+ok $? "attach with a 4 KiB ring buffer"
+memcg_run_timeout 120 "$h" "$WL" --pattern seq --footprint 96M >/dev/null 2>"$tmp/wl.err"
+is $? 0 "workload under a full ring buffer: exit 0 (data verified)"
+"$AGENT" stats --json >"$tmp/stats.json"
+cmp_ok "$(jq '[.[] | .events_dropped] | add' "$tmp/stats.json")" '>' 0 \
+	"a full ring buffer drops events and counts them"
+stop_agent
+is $? 0 "and the agent exits cleanly"
+
+# ---- attach to a pid that then exits ----------------------------------------------
+memcg_run "$h" "$WL" --pattern stride:4 --footprint 64M --passes 3 >/dev/null 2>&1 &
+wl=$!
+fixture_track_pid "$wl"
+sleep 0.3
+start_agent attach --pid "$wl"
+ok $? "attach --pid"
+wait "$wl"
+is $? 0 "the watched process finishes intact"
+for _ in $(seq 50); do
+	_fx_alive "$AGENT_PID" || break
+	sleep 0.1
+done
+wait "$AGENT_PID"
+is $? 0 "the agent notices its only target exited and stops cleanly"
+like "$(cat "$tmp/agent.err")" "pid $wl exited" "and says so"
+memcg_destroy "$h"
+
+# ---- nothing left behind ------------------------------------------------------------
+ok "$([ ! -e /sys/fs/bpf/leap ]; echo $?)" "no pins left"
+left=$(ls /sys/fs/cgroup/unified 2>/dev/null | grep -c '^leap-run-' || true)
+is "$left" 0 "no leap-run cgroups left"
+is "$(cat /proc/sys/vm/page-cluster)" "$(cat "$FX_STATE/page_cluster_orig" 2>/dev/null || cat /proc/sys/vm/page-cluster)" \
+	"vm.page-cluster restored"
+done_testing
