@@ -21,6 +21,8 @@
 #define LEAP_PENDING_MAX 16384
 /* Default ring buffer size; the loader may change it before load. */
 #define LEAP_RINGBUF_DEFAULT (1u << 20)
+/* Default unread backlog that wakes the reader for non-major events. */
+#define LEAP_WAKEUP_DEFAULT 4096u
 
 /* leap_owner.hook */
 #define LEAP_OWNER_HOOK_FENTRY 1

@@ -40,6 +40,8 @@ static struct env {
 	bool prog_stats;
 	enum leap_hook hook;
 	__u32 ring_bytes;
+	__u32 wakeup_bytes;
+	bool no_wake_major;
 	unsigned int poll_interval_ms;
 	const char *pin_dir;
 } env;
@@ -66,6 +68,8 @@ enum {
 	OPT_POLL_INTERVAL = 1000,
 	OPT_PROG_STATS,
 	OPT_PIN_DIR,
+	OPT_WAKEUP,
+	OPT_NO_WAKE_MAJOR,
 };
 
 static const struct argp_option opts[] = {
@@ -81,6 +85,12 @@ static const struct argp_option opts[] = {
 	{ "hook", 'H', "auto|fentry|tracepoint", 0, "Hook set (default auto)", 0 },
 	{ "ring-size", 'r', "BYTES", 0,
 	  "Ring buffer size: power of two >= page size, K/M suffixes (default 1M)", 0 },
+	{ "wakeup-bytes", OPT_WAKEUP, "BYTES", 0,
+	  "Wake the reader for non-major events only at this backlog (default 4K; "
+	  "1 = for every event)",
+	  0 },
+	{ "no-wake-on-major", OPT_NO_WAKE_MAJOR, NULL, 0,
+	  "Major faults wait for the backlog too (fewer wake-ups, later events)", 0 },
 	{ "quiet", 'q', NULL, 0, "No per-event lines, only the summary", 0 },
 	{ "poll-interval", OPT_POLL_INTERVAL, "MS", 0,
 	  "Sleep MS between ring buffer reads (a deliberately slow consumer)", 0 },
@@ -163,6 +173,14 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (parse_u64(arg, &v) || v == 0 || v > (1ULL << 30))
 			argp_error(state, "invalid ring size: %s", arg);
 		env.ring_bytes = (__u32)v;
+		break;
+	case OPT_WAKEUP:
+		if (parse_u64(arg, &v) || v == 0 || v > (1ULL << 30))
+			argp_error(state, "invalid wakeup backlog: %s", arg);
+		env.wakeup_bytes = (__u32)v;
+		break;
+	case OPT_NO_WAKE_MAJOR:
+		env.no_wake_major = true;
 		break;
 	case 'q':
 		env.quiet = true;
@@ -395,6 +413,8 @@ int main(int argc, char **argv)
 
 	oo.hook = env.hook;
 	oo.ringbuf_bytes = env.ring_bytes;
+	oo.wakeup_bytes = env.wakeup_bytes;
+	oo.no_wake_on_major = env.no_wake_major;
 	oo.pin_dir = env.pin_dir;
 	oo.libbpf_debug = env.verbose;
 	oo.log = log_cb;

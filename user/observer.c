@@ -562,6 +562,15 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 	obs->skel->rodata->leap_agent_tgid = opts->self_tgid ? opts->self_tgid : (__u32)getpid();
 	if (opts->ringbuf_bytes)
 		bpf_map__set_max_entries(obs->skel->maps.leap_events, opts->ringbuf_bytes);
+	obs->skel->rodata->leap_wake_major = !opts->no_wake_on_major;
+	if (opts->wakeup_bytes) {
+		obs->skel->rodata->leap_wakeup_bytes = opts->wakeup_bytes;
+	} else {
+		__u32 ring = bpf_map__max_entries(obs->skel->maps.leap_events);
+
+		obs->skel->rodata->leap_wakeup_bytes =
+			LEAP_WAKEUP_DEFAULT < ring / 4 ? LEAP_WAKEUP_DEFAULT : ring / 4;
+	}
 
 	err = leap_observer_bpf__load(obs->skel);
 	if (err) {

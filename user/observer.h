@@ -50,6 +50,17 @@ struct leap_observer_opts {
 	enum leap_hook hook;
 	/* Ring buffer bytes: power of two, >= page size; 0 = 1 MiB. */
 	__u32 ringbuf_bytes;
+	/*
+	 * Major-fault events wake the reader at once; other events only when
+	 * the unread backlog reaches this many bytes (an event takes 72), so
+	 * the reader should poll with a timeout.  0 = 4096 (at most a quarter
+	 * of the ring); 1 = wake whenever the ring was empty (costly: an IPI
+	 * and a context switch per event when the reader keeps up).
+	 */
+	__u32 wakeup_bytes;
+	/* Major-fault events wait for the backlog like the others (cheapest;
+	 * the reader then sees misses up to its poll timeout late). */
+	bool no_wake_on_major;
 	/* Never watched (the agent itself); 0 = getpid(). */
 	__u32 self_tgid;
 	/* Pin directory; NULL = LEAP_PIN_DIR.  Its parent must be (or, for

@@ -178,7 +178,7 @@ check "no pins left after that" test ! -e "$PIN"
 # ---- main run: cgroup target, events, major faults, live pinned stats ----------------
 start_touch touch1.out 96 3 "$TMP/go1"
 wait_for "$TMP/touch1.out" filled 120 || diag "$TMP/touch1.out"
-start_obs main --cgroup "$CG2" --hook auto
+start_obs main --cgroup "$CG2" --hook auto --prog-stats
 hook=$(sed -n 's/.*attached, hook=\([a-z]*\).*/\1/p' "$TMP/main.err")
 touch "$TMP/go1"
 wait_pid "$touch_pid" 120
@@ -206,6 +206,7 @@ wait_pid "$obs_pid" 30
 rc=$?
 check "leap-observe exits 0 on SIGINT (exit $rc)" test $rc -eq 0 || diag "$TMP/main.err"
 check "pins and pin directory are gone after exit" test ! -e "$PIN"
+grep '^# prog' "$TMP/main.err" # BPF run time per program, for the record
 
 tp=$touch_pid
 events=$(grep -cE '^[0-9]+\.[0-9]+ ' "$TMP/main.out")
