@@ -14,7 +14,8 @@
  *                entry.  Needs BPF trampolines.
  *
  *  tracepoint    tp_btf/page_fault_user (x86, every user fault, before it
- *  path          is handled) opens a pending record per thread;
+ *  path          is handled; and page_fault_kernel for kernel-mode faults on
+ *                user addresses) opens a pending record per thread;
  *                tp_btf/count_memcg_events, which fires in the faulting
  *                task's context while the fault is handled, marks it major
  *                (PGMAJFAULT) or as having read swap (PSWPIN) and closes it
@@ -83,7 +84,7 @@ const volatile bool leap_wake_major = true;
 #define LEAP_EV_RECORD_BYTES ((sizeof(struct leap_event) + 8 + 7) & ~7)
 
 /* x86 page fault error code bits (arch/x86/include/asm/trap_pf.h). */
-#define LEAP_X86_PF_PROT 0x1
+#define LEAP_X86_PF_PROT  0x1
 #define LEAP_X86_PF_WRITE 0x2
 
 /* vm_fault_t bits (include/linux/mm_types.h enum vm_fault_reason). */
@@ -95,7 +96,7 @@ const volatile bool leap_wake_major = true;
 #define LEAP_PF_KTHREAD 0x00200000
 
 /* x86_64 swap pte layout (see above). */
-#define LEAP_SWP_TYPE_BITS 5
+#define LEAP_SWP_TYPE_BITS    5
 #define LEAP_SWP_OFFSET_SHIFT 14
 /*
  * Swap types at and above MAX_SWAPFILES are special entries (migration,
@@ -104,6 +105,11 @@ const volatile bool leap_wake_major = true;
  * we target; treat 23 and up as "not a swap slot".
  */
 #define LEAP_SWP_TYPE_LIMIT 23
+/*
+ * A retried do_swap_page() call for the same thread and page within this
+ * long continues the earlier attempt; an older record is a leftover.
+ */
+#define LEAP_RETRY_WINDOW_NS (2ULL * 1000 * 1000 * 1000)
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -136,7 +142,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, LEAP_STREAMS_MAX);
-	__type(key, __u32); /* tgid, or tid with LEAP_TGT_THREAD_DELTAS */
+	__type(key, __u32);   /* tgid, or tid with LEAP_TGT_THREAD_DELTAS */
 	__type(value, __u64); /* page number */
 } leap_last SEC(".maps");
 
@@ -249,7 +255,8 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 	if (!leap_wakeup_bytes)
 		wake = 0; /* libbpf's default: adaptive, wake when the reader caught up */
 	else if ((leap_wake_major && (p->flags & LEAP_EV_MAJOR)) ||
-		 (backlog < leap_wakeup_bytes && backlog + LEAP_EV_RECORD_BYTES >= leap_wakeup_bytes))
+		 (backlog < leap_wakeup_bytes &&
+		  backlog + LEAP_EV_RECORD_BYTES >= leap_wakeup_bytes))
 		wake = BPF_RB_FORCE_WAKEUP;
 	else
 		wake = BPF_RB_NO_WAKEUP;
@@ -260,9 +267,12 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 
 /* ---- tracepoint path ---------------------------------------------------- */
 
-SEC("tp_btf/page_fault_user")
-int BPF_PROG(leap_pf_user, unsigned long address, struct pt_regs *regs,
-	     unsigned long error_code)
+/*
+ * Fault entry (user mode, or kernel mode on a user address): counts the
+ * fault and opens a pending record for a not-present fault of a watched
+ * task.
+ */
+static __always_inline int fault_entry(unsigned long address, unsigned long error_code)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
@@ -276,9 +286,9 @@ int BPF_PROG(leap_pf_user, unsigned long address, struct pt_regs *regs,
 		return 0;
 
 	/*
-	 * Every user fault of a watched task counts; only not-present ones
-	 * (a page to bring in) become events.  Protection faults (COW and
-	 * friends) never touch swap.
+	 * Every fault of a watched task counts; only not-present ones (a page
+	 * to bring in) become events.  Protection faults (COW and friends)
+	 * never touch swap.
 	 */
 	st = stats_slot(t->stats_slot);
 	if (st)
@@ -299,6 +309,27 @@ int BPF_PROG(leap_pf_user, unsigned long address, struct pt_regs *regs,
 	 */
 	bpf_map_update_elem(&leap_pending, &tid, &p, BPF_ANY);
 	return 0;
+}
+
+SEC("tp_btf/page_fault_user")
+int BPF_PROG(leap_pf_user, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	return fault_entry(address, error_code);
+}
+
+/*
+ * Same tracepoint class for faults taken in kernel mode
+ * (trace_page_fault_kernel in arch/x86/mm/fault.c).  Kernel addresses have
+ * the top bit set on x86_64 and are never ours.
+ */
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(leap_pf_kernel, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	if ((long)address < 0)
+		return 0;
+	return fault_entry(address, error_code);
 }
 
 SEC("tp_btf/count_memcg_events")
@@ -344,7 +375,7 @@ int BPF_PROG(leap_swap_entry, struct vm_fault *vmf)
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct leap_pending p = {}, *old;
 	struct leap_target *t;
-	__u64 cgid = 0, pte, addr;
+	__u64 cgid = 0, pte, addr, now;
 	__u32 type;
 
 	t = watched(tgid, &cgid);
@@ -355,12 +386,13 @@ int BPF_PROG(leap_swap_entry, struct vm_fault *vmf)
 	 * Called again after VM_FAULT_RETRY for the same fault: keep the
 	 * first entry time and what the earlier attempts found.
 	 */
+	now = bpf_ktime_get_ns();
 	old = bpf_map_lookup_elem(&leap_pending, &tid);
-	if (old && old->addr == addr)
+	if (old && old->addr == addr && now - old->ts_ns < LEAP_RETRY_WINDOW_NS)
 		return 0;
 
 	p.addr = addr;
-	p.ts_ns = bpf_ktime_get_ns();
+	p.ts_ns = now;
 	p.cgroup_id = cgid;
 	p.flags = LEAP_EV_FENTRY;
 	if (BPF_CORE_READ(vmf, flags) & LEAP_FAULT_FLAG_WRITE)

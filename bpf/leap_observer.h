@@ -25,7 +25,7 @@
 #define LEAP_WAKEUP_DEFAULT 4096u
 
 /* leap_owner.hook */
-#define LEAP_OWNER_HOOK_FENTRY 1
+#define LEAP_OWNER_HOOK_FENTRY	   1
 #define LEAP_OWNER_HOOK_TRACEPOINT 2
 
 /*
@@ -35,8 +35,8 @@
  * time, and as stale leftovers of a crash otherwise.
  */
 struct leap_owner {
-	__u32 pid;        /* tgid of the loader */
-	__u32 hook;       /* LEAP_OWNER_HOOK_* */
+	__u32 pid;	  /* tgid of the loader */
+	__u32 hook;	  /* LEAP_OWNER_HOOK_* */
 	__u64 start_time; /* /proc/<pid>/stat field 22 (clock ticks since boot) */
 };
 

@@ -73,32 +73,32 @@ enum {
 };
 
 static const struct argp_option opts[] = {
-	{ "pid", 'p', "PID", 0, "Watch this process (repeatable)", 0 },
-	{ "cgroup", 'c', "PATH", 0,
-	  "Watch this cgroup v2 directory (repeatable; relative paths are taken "
-	  "under the cgroup2 mount)",
-	  0 },
-	{ "duration", 'd', "S", 0, "Stop after S seconds", 0 },
-	{ "count", 'n', "N", 0, "Stop after N events", 0 },
-	{ "json", 'j', NULL, 0, "One JSON object per line", 0 },
-	{ "thread-deltas", 't', NULL, 0, "Deltas per thread instead of per process", 0 },
-	{ "hook", 'H', "auto|fentry|tracepoint", 0, "Hook set (default auto)", 0 },
-	{ "ring-size", 'r', "BYTES", 0,
-	  "Ring buffer size: power of two >= page size, K/M suffixes (default 1M)", 0 },
-	{ "wakeup-bytes", OPT_WAKEUP, "BYTES", 0,
-	  "Wake the reader for non-major events only at this backlog (default 4K; "
-	  "1 = for every event)",
-	  0 },
-	{ "no-wake-on-major", OPT_NO_WAKE_MAJOR, NULL, 0,
-	  "Major faults wait for the backlog too (fewer wake-ups, later events)", 0 },
-	{ "quiet", 'q', NULL, 0, "No per-event lines, only the summary", 0 },
-	{ "poll-interval", OPT_POLL_INTERVAL, "MS", 0,
-	  "Sleep MS between ring buffer reads (a deliberately slow consumer)", 0 },
-	{ "prog-stats", OPT_PROG_STATS, NULL, 0,
-	  "Enable BPF run-time stats and print them per program at the end", 0 },
-	{ "pin-dir", OPT_PIN_DIR, "DIR", 0, "Pin directory (default " LEAP_PIN_DIR ")", 0 },
-	{ "verbose", 'v', NULL, 0, "Verbose debug output (libbpf too)", 0 },
-	{ NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0 },
+	{"pid", 'p', "PID", 0, "Watch this process (repeatable)", 0},
+	{"cgroup", 'c', "PATH", 0,
+	 "Watch this cgroup v2 directory (repeatable; relative paths are taken "
+	 "under the cgroup2 mount)",
+	 0},
+	{"duration", 'd', "S", 0, "Stop after S seconds", 0},
+	{"count", 'n', "N", 0, "Stop after N events", 0},
+	{"json", 'j', NULL, 0, "One JSON object per line", 0},
+	{"thread-deltas", 't', NULL, 0, "Deltas per thread instead of per process", 0},
+	{"hook", 'H', "auto|fentry|tracepoint", 0, "Hook set (default auto)", 0},
+	{"ring-size", 'r', "BYTES", 0,
+	 "Ring buffer size: power of two >= page size, K/M suffixes (default 1M)", 0},
+	{"wakeup-bytes", OPT_WAKEUP, "BYTES", 0,
+	 "Wake the reader for non-major events only at this backlog (default 4K; "
+	 "1 = for every event)",
+	 0},
+	{"no-wake-on-major", OPT_NO_WAKE_MAJOR, NULL, 0,
+	 "Major faults wait for the backlog too (fewer wake-ups, later events)", 0},
+	{"quiet", 'q', NULL, 0, "No per-event lines, only the summary", 0},
+	{"poll-interval", OPT_POLL_INTERVAL, "MS", 0,
+	 "Sleep MS between ring buffer reads (a deliberately slow consumer)", 0},
+	{"prog-stats", OPT_PROG_STATS, NULL, 0,
+	 "Enable BPF run-time stats and print them per program at the end", 0},
+	{"pin-dir", OPT_PIN_DIR, "DIR", 0, "Pin directory (default " LEAP_PIN_DIR ")", 0},
+	{"verbose", 'v', NULL, 0, "Verbose debug output (libbpf too)", 0},
+	{NULL, 'h', NULL, OPTION_HIDDEN, "Show the full help", 0},
 	{},
 };
 
@@ -167,7 +167,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		else if (!strcmp(arg, "tracepoint"))
 			env.hook = LEAP_HOOK_TRACEPOINT;
 		else
-			argp_error(state, "invalid hook: %s (auto, fentry or tracepoint)", arg);
+			argp_error(state, "invalid hook: %s (auto, fentry or tracepoint)",
+				   arg);
 		break;
 	case 'r':
 		if (parse_u64(arg, &v) || v == 0 || v > (1ULL << 30))
@@ -239,9 +240,9 @@ static __u64 now_ns(void)
 
 static const char *flags_str(__u32 f, char *buf, size_t len)
 {
-	snprintf(buf, len, "%s%s%s%s%s", f & LEAP_EV_MAJOR ? "M" : "-", f & LEAP_EV_SWAP ? "S" : "-",
-		 f & LEAP_EV_WRITE ? "W" : "-", f & LEAP_EV_SWAPIN_IO ? "I" : "-",
-		 f & LEAP_EV_FENTRY ? "F" : "-");
+	snprintf(buf, len, "%s%s%s%s%s", f & LEAP_EV_MAJOR ? "M" : "-",
+		 f & LEAP_EV_SWAP ? "S" : "-", f & LEAP_EV_WRITE ? "W" : "-",
+		 f & LEAP_EV_SWAPIN_IO ? "I" : "-", f & LEAP_EV_FENTRY ? "F" : "-");
 	return buf;
 }
 
@@ -257,25 +258,30 @@ static int on_event(void *ctx, const struct leap_event *e)
 	if (e->flags & LEAP_EV_SWAPIN_IO)
 		tally.swapin_io++;
 	if (!env.quiet) {
-		t = e->ts_ns >= tally.start_ns ? (double)(e->ts_ns - tally.start_ns) / 1e9 : 0.0;
+		t = e->ts_ns >= tally.start_ns ? (double)(e->ts_ns - tally.start_ns) / 1e9
+					       : 0.0;
 		if (env.json) {
 			printf("{\"time\":%.6f,\"ts_ns\":%llu,\"tgid\":%u,\"tid\":%u,"
 			       "\"cgroup_id\":%llu,\"addr\":\"0x%llx\",\"delta\":%lld,"
-			       "\"flags\":%u,\"major\":%s,\"swap_offset\":%lld,\"swap_type\":%u,"
+			       "\"flags\":%u,\"major\":%s,\"swap_offset\":%lld,\"swap_"
+			       "type\":%u,"
 			       "\"latency_ns\":%llu}\n",
 			       t, (unsigned long long)e->ts_ns, e->tgid, e->tid,
-			       (unsigned long long)e->cgroup_id, (unsigned long long)e->addr,
-			       (long long)e->delta, e->flags,
+			       (unsigned long long)e->cgroup_id,
+			       (unsigned long long)e->addr, (long long)e->delta, e->flags,
 			       e->flags & LEAP_EV_MAJOR ? "true" : "false",
-			       e->swap_offset == LEAP_NO_SWAP_OFFSET ? -1LL :
-								       (long long)e->swap_offset,
+			       e->swap_offset == LEAP_NO_SWAP_OFFSET
+				       ? -1LL
+				       : (long long)e->swap_offset,
 			       e->swap_type, (unsigned long long)e->latency_ns);
 		} else {
-			printf("%-12.6f %-7u %-7u 0x%-14llx %-9lld %-9.1f %s", t, e->tgid, e->tid,
-			       (unsigned long long)e->addr, (long long)e->delta,
-			       (double)e->latency_ns / 1000.0, flags_str(e->flags, fl, sizeof(fl)));
+			printf("%-12.6f %-7u %-7u 0x%-14llx %-9lld %-9.1f %s", t, e->tgid,
+			       e->tid, (unsigned long long)e->addr, (long long)e->delta,
+			       (double)e->latency_ns / 1000.0,
+			       flags_str(e->flags, fl, sizeof(fl)));
 			if (e->swap_offset != LEAP_NO_SWAP_OFFSET)
-				printf(" %u:%llu", e->swap_type, (unsigned long long)e->swap_offset);
+				printf(" %u:%llu", e->swap_type,
+				       (unsigned long long)e->swap_offset);
 			putchar('\n');
 		}
 	}
@@ -329,7 +335,8 @@ static int resolve_cgroup(const char *arg, __u64 *id)
 {
 	char path[PATH_MAX + 256], mnt[PATH_MAX];
 
-	if (arg[0] != '/' && access(arg, F_OK) != 0 && cgroup2_mount(mnt, sizeof(mnt)) == 0) {
+	if (arg[0] != '/' && access(arg, F_OK) != 0 &&
+	    cgroup2_mount(mnt, sizeof(mnt)) == 0) {
 		if (snprintf(path, sizeof(path), "%s/%s", mnt, arg) >= (int)sizeof(path))
 			return leap_cgroup_id_from_path(arg, id);
 		return leap_cgroup_id_from_path(path, id);
@@ -344,18 +351,23 @@ static void print_summary(struct leap_observer *obs, double secs)
 	leap_observer_stats_sum(obs, &s);
 	if (env.json)
 		printf("{\"summary\":{\"hook\":\"%s\",\"seconds\":%.3f,\"events\":%llu,"
-		       "\"major\":%llu,\"swapin_io\":%llu,\"faults\":%llu,\"swapin_misses\":%llu,"
+		       "\"major\":%llu,\"swapin_io\":%llu,\"faults\":%llu,\"swapin_"
+		       "misses\":%llu,"
 		       "\"events_sent\":%llu,\"events_dropped\":%llu}}\n",
 		       leap_observer_hook_name(obs), secs, tally.events, tally.major,
 		       tally.swapin_io, (unsigned long long)s.faults,
-		       (unsigned long long)s.swapin_misses, (unsigned long long)s.events_sent,
+		       (unsigned long long)s.swapin_misses,
+		       (unsigned long long)s.events_sent,
 		       (unsigned long long)s.events_dropped);
 	else
-		printf("# summary: hook=%s seconds=%.3f events=%llu major=%llu swapin_io=%llu "
-		       "faults=%llu swapin_misses=%llu events_sent=%llu events_dropped=%llu\n",
+		printf("# summary: hook=%s seconds=%.3f events=%llu major=%llu "
+		       "swapin_io=%llu "
+		       "faults=%llu swapin_misses=%llu events_sent=%llu "
+		       "events_dropped=%llu\n",
 		       leap_observer_hook_name(obs), secs, tally.events, tally.major,
 		       tally.swapin_io, (unsigned long long)s.faults,
-		       (unsigned long long)s.swapin_misses, (unsigned long long)s.events_sent,
+		       (unsigned long long)s.swapin_misses,
+		       (unsigned long long)s.events_sent,
 		       (unsigned long long)s.events_dropped);
 }
 
@@ -370,7 +382,8 @@ static void print_prog_stats(struct leap_observer *obs)
 			"recursion_misses=%llu\n",
 			ps[i].name, (unsigned long long)ps[i].run_cnt,
 			(unsigned long long)ps[i].run_time_ns,
-			ps[i].run_cnt ? (double)ps[i].run_time_ns / (double)ps[i].run_cnt : 0.0,
+			ps[i].run_cnt ? (double)ps[i].run_time_ns / (double)ps[i].run_cnt
+				      : 0.0,
 			(unsigned long long)ps[i].recursion_misses);
 }
 
@@ -400,7 +413,8 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < env.n_pids; i++) {
 		if (!pid_alive(env.pids[i])) {
-			fprintf(stderr, "leap-observe: pid %u: no such process\n", env.pids[i]);
+			fprintf(stderr, "leap-observe: pid %u: no such process\n",
+				env.pids[i]);
 			return 1;
 		}
 	}
@@ -426,7 +440,7 @@ int main(int argc, char **argv)
 		goto out_err;
 
 	for (i = 0; i < env.n_cgroups; i++) {
-		struct leap_target t = { .stats_slot = slot++, .flags = LEAP_TGT_EVENTS };
+		struct leap_target t = {.stats_slot = slot++, .flags = LEAP_TGT_EVENTS};
 
 		if (env.thread_deltas)
 			t.flags |= LEAP_TGT_THREAD_DELTAS;
@@ -434,7 +448,7 @@ int main(int argc, char **argv)
 			goto out_err;
 	}
 	for (i = 0; i < env.n_pids; i++) {
-		struct leap_target t = { .stats_slot = slot++, .flags = LEAP_TGT_EVENTS };
+		struct leap_target t = {.stats_slot = slot++, .flags = LEAP_TGT_EVENTS};
 
 		if (env.thread_deltas)
 			t.flags |= LEAP_TGT_THREAD_DELTAS;
@@ -445,11 +459,12 @@ int main(int argc, char **argv)
 	t0 = tally.start_ns = now_ns();
 	if (env.duration > 0)
 		deadline = t0 + (__u64)(env.duration * 1e9);
-	fprintf(stderr, "leap-observe: attached, hook=%s, watching %d pid(s) and %d cgroup(s)\n",
+	fprintf(stderr,
+		"leap-observe: attached, hook=%s, watching %d pid(s) and %d cgroup(s)\n",
 		leap_observer_hook_name(obs), env.n_pids, env.n_cgroups);
 	if (!env.quiet && !env.json)
-		printf("%-12s %-7s %-7s %-16s %-9s %-9s %s\n", "TIME(s)", "TGID", "TID", "ADDR",
-		       "DELTA", "LAT(us)", "FLAGS");
+		printf("%-12s %-7s %-7s %-16s %-9s %-9s %s\n", "TIME(s)", "TGID", "TID",
+		       "ADDR", "DELTA", "LAT(us)", "FLAGS");
 	fflush(stdout);
 
 	while (!exiting) {

@@ -42,7 +42,7 @@
 
 /* Pinned maps, by the name under the pin directory. */
 enum { PIN_OWNER, PIN_STATS, PIN_CGROUPS, PIN_PIDS, PIN_COUNT };
-static const char *const pin_names[PIN_COUNT] = { "owner", "stats", "cgroups", "pids" };
+static const char *const pin_names[PIN_COUNT] = {"owner", "stats", "cgroups", "pids"};
 
 struct leap_observer {
 	struct leap_observer_bpf *skel;
@@ -95,9 +95,9 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 		level = LIBBPF_DEBUG;
 	if (level == LIBBPF_DEBUG && !g_libbpf_debug)
 		return 0;
-	lvl = level == LIBBPF_WARN ? LEAP_LOG_WARN :
-	      level == LIBBPF_INFO ? LEAP_LOG_INFO :
-				     LEAP_LOG_DEBUG;
+	lvl = level == LIBBPF_WARN   ? LEAP_LOG_WARN
+	      : level == LIBBPF_INFO ? LEAP_LOG_INFO
+				     : LEAP_LOG_DEBUG;
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	n = strlen(msg);
 	while (n && msg[n - 1] == '\n')
@@ -161,16 +161,19 @@ static const char *swap_read_fn(const struct btf *vmlinux)
 	return NULL;
 }
 
-static void set_autoload(struct leap_observer_bpf *skel, enum leap_hook hook, const char *read_fn)
+static void set_autoload(struct leap_observer_bpf *skel, enum leap_hook hook,
+			 const char *read_fn)
 {
 	bool fentry = hook == LEAP_HOOK_FENTRY;
 
 	bpf_program__set_autoload(skel->progs.leap_pf_user, !fentry);
+	bpf_program__set_autoload(skel->progs.leap_pf_kernel, !fentry);
 	bpf_program__set_autoload(skel->progs.leap_memcg_ev, !fentry);
 	bpf_program__set_autoload(skel->progs.leap_swap_entry, fentry);
 	bpf_program__set_autoload(skel->progs.leap_swap_exit, fentry);
 	bpf_program__set_autoload(skel->progs.leap_read_folio,
-				  fentry && read_fn && !strcmp(read_fn, "swap_read_folio"));
+				  fentry && read_fn &&
+					  !strcmp(read_fn, "swap_read_folio"));
 	bpf_program__set_autoload(skel->progs.leap_readpage,
 				  fentry && read_fn && !strcmp(read_fn, "swap_readpage"));
 }
@@ -179,7 +182,8 @@ static void set_autoload(struct leap_observer_bpf *skel, enum leap_hook hook, co
  * Can the fentry set load and attach here?  Test-loads it alone in a
  * throw-away skeleton.  0 if yes, else -errno with *why filled.
  */
-static int probe_fentry(const struct btf *vmlinux, const char *read_fn, char *why, size_t len)
+static int probe_fentry(const struct btf *vmlinux, const char *read_fn, char *why,
+			size_t len)
 {
 	struct leap_observer_bpf *skel;
 	long page = sysconf(_SC_PAGESIZE);
@@ -240,22 +244,26 @@ static bool memcg_enabled(void)
 static int check_tracepoint(const struct btf *vmlinux)
 {
 	if (vmlinux) {
-		if (btf__find_by_name_kind(vmlinux, "btf_trace_page_fault_user", BTF_KIND_TYPEDEF) <= 0) {
-			leap_log(LEAP_LOG_ERROR, "tracepoint hooks: this kernel has no "
-						 "exceptions/page_fault_user tracepoint (x86 only)");
+		if (btf__find_by_name_kind(vmlinux, "btf_trace_page_fault_user",
+					   BTF_KIND_TYPEDEF) <= 0) {
+			leap_log(LEAP_LOG_ERROR,
+				 "tracepoint hooks: this kernel has no "
+				 "exceptions/page_fault_user tracepoint (x86 only)");
 			return -EOPNOTSUPP;
 		}
 		if (btf__find_by_name_kind(vmlinux, "btf_trace_count_memcg_events",
 					   BTF_KIND_TYPEDEF) <= 0) {
 			leap_log(LEAP_LOG_ERROR,
-				 "tracepoint hooks: this kernel has no memcg/count_memcg_events "
+				 "tracepoint hooks: this kernel has no "
+				 "memcg/count_memcg_events "
 				 "tracepoint (added in ~6.14); use the fentry hooks");
 			return -EOPNOTSUPP;
 		}
 	}
 	if (!memcg_enabled()) {
-		leap_log(LEAP_LOG_ERROR, "tracepoint hooks: the memory cgroup controller is "
-					 "disabled, so count_memcg_events never fires");
+		leap_log(LEAP_LOG_ERROR,
+			 "tracepoint hooks: the memory cgroup controller is "
+			 "disabled, so count_memcg_events never fires");
 		return -EOPNOTSUPP;
 	}
 	return 0;
@@ -271,15 +279,16 @@ static int ensure_bpffs(const char *pin_dir)
 	snprintf(parent, sizeof(parent), "%s", pin_dir);
 	slash = strrchr(parent, '/');
 	if (!slash || slash == parent) {
-		leap_log(LEAP_LOG_ERROR, "pin directory %s: must be a subdirectory of a bpffs",
-			 pin_dir);
+		leap_log(LEAP_LOG_ERROR,
+			 "pin directory %s: must be a subdirectory of a bpffs", pin_dir);
 		return -EINVAL;
 	}
 	*slash = 0;
 	if (statfs(parent, &sfs) == 0 && sfs.f_type == BPF_FS_MAGIC)
 		return 0;
 	if (strcmp(parent, LEAP_BPFFS_ROOT) != 0) {
-		leap_log(LEAP_LOG_ERROR, "pin directory %s: %s is not a bpffs", pin_dir, parent);
+		leap_log(LEAP_LOG_ERROR, "pin directory %s: %s is not a bpffs", pin_dir,
+			 parent);
 		return -EINVAL;
 	}
 	if (mkdir(parent, 0755) && errno != EEXIST) {
@@ -289,7 +298,8 @@ static int ensure_bpffs(const char *pin_dir)
 	if (mount("bpf", parent, "bpf", 0, "mode=0700")) {
 		int err = -errno;
 
-		leap_log(LEAP_LOG_ERROR, "mount -t bpf bpf %s: %s", parent, strerror(-err));
+		leap_log(LEAP_LOG_ERROR, "mount -t bpf bpf %s: %s", parent,
+			 strerror(-err));
 		return err;
 	}
 	leap_log(LEAP_LOG_INFO, "mounted bpffs at %s", parent);
@@ -368,14 +378,15 @@ static void unpin_all(struct leap_observer *obs)
 	for (int i = PIN_COUNT - 1; i >= 0; i--) {
 		if (!obs->pinned[i])
 			continue;
-		if (!path_join(path, sizeof(path), obs->pin_dir, pin_names[i]) && unlink(path) &&
-		    errno != ENOENT)
+		if (!path_join(path, sizeof(path), obs->pin_dir, pin_names[i]) &&
+		    unlink(path) && errno != ENOENT)
 			leap_log(LEAP_LOG_WARN, "unpin %s: %s", path, strerror(errno));
 		obs->pinned[i] = false;
 	}
 	if (obs->made_pin_dir) {
 		if (rmdir(obs->pin_dir) && errno != ENOENT)
-			leap_log(LEAP_LOG_WARN, "rmdir %s: %s", obs->pin_dir, strerror(errno));
+			leap_log(LEAP_LOG_WARN, "rmdir %s: %s", obs->pin_dir,
+				 strerror(errno));
 		obs->made_pin_dir = false;
 	}
 }
@@ -398,14 +409,15 @@ static int pin_prepare(struct leap_observer *obs)
 		other = live_owner(obs->pin_dir);
 		if (other) {
 			leap_log(LEAP_LOG_ERROR,
-				 "%s is in use by another leap observer (pid %d); stop it first",
+				 "%s is in use by another leap observer (pid %d); stop "
+				 "it first",
 				 obs->pin_dir, (int)other);
 			return -EBUSY;
 		}
 		err = clear_dir(obs->pin_dir, 1);
 		if (err) {
-			leap_log(LEAP_LOG_ERROR, "removing stale pins in %s: %s", obs->pin_dir,
-				 strerror(-err));
+			leap_log(LEAP_LOG_ERROR, "removing stale pins in %s: %s",
+				 obs->pin_dir, strerror(-err));
 			return err;
 		}
 		leap_log(LEAP_LOG_INFO, "removed stale pins in %s", obs->pin_dir);
@@ -421,15 +433,16 @@ static int pin_prepare(struct leap_observer *obs)
 /* After attaching: the owner record first, then every map. */
 static int pin_all(struct leap_observer *obs)
 {
-	struct leap_owner owner = { .pid = (__u32)getpid() };
+	struct leap_owner owner = {.pid = (__u32)getpid()};
 	char path[PATH_MAX];
 	__u32 key = 0;
 	int err;
 
 	owner.start_time = proc_start_time(getpid());
-	owner.hook = obs->hook == LEAP_HOOK_FENTRY ? LEAP_OWNER_HOOK_FENTRY :
-						     LEAP_OWNER_HOOK_TRACEPOINT;
-	if (bpf_map_update_elem(bpf_map__fd(obs->skel->maps.leap_owner), &key, &owner, BPF_ANY)) {
+	owner.hook = obs->hook == LEAP_HOOK_FENTRY ? LEAP_OWNER_HOOK_FENTRY
+						   : LEAP_OWNER_HOOK_TRACEPOINT;
+	if (bpf_map_update_elem(bpf_map__fd(obs->skel->maps.leap_owner), &key, &owner,
+				BPF_ANY)) {
 		err = -errno;
 		leap_log(LEAP_LOG_ERROR, "writing the owner record: %s", strerror(-err));
 		return err;
@@ -486,7 +499,8 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 	if (opts->ringbuf_bytes &&
 	    (!power_of_two(opts->ringbuf_bytes) || opts->ringbuf_bytes < (__u32)page)) {
 		leap_log(LEAP_LOG_ERROR,
-			 "ring buffer size %u: must be a power of two of at least %ld bytes",
+			 "ring buffer size %u: must be a power of two of at least %ld "
+			 "bytes",
 			 opts->ringbuf_bytes, page);
 		return -EINVAL;
 	}
@@ -501,7 +515,8 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 
 	vmlinux = btf__load_vmlinux_btf();
 	if (!vmlinux)
-		leap_log(LEAP_LOG_WARN, "cannot read the kernel BTF: %s", strerror(errno));
+		leap_log(LEAP_LOG_WARN, "cannot read the kernel BTF: %s",
+			 strerror(errno));
 	else
 		read_fn = swap_read_fn(vmlinux);
 
@@ -526,8 +541,8 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 		if (probe_fentry(vmlinux, read_fn, why, sizeof(why)) == 0) {
 			obs->hook = LEAP_HOOK_FENTRY;
 		} else {
-			leap_log(LEAP_LOG_INFO, "fentry hooks unavailable (%s): using tracepoints",
-				 why);
+			leap_log(LEAP_LOG_INFO,
+				 "fentry hooks unavailable (%s): using tracepoints", why);
 			obs->hook = LEAP_HOOK_TRACEPOINT;
 		}
 		break;
@@ -541,8 +556,9 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 			goto fail;
 	}
 	if (obs->hook == LEAP_HOOK_FENTRY && !read_fn)
-		leap_log(LEAP_LOG_INFO, "no swap_read_folio/swap_readpage in the kernel BTF: "
-					"swap reads are not flagged");
+		leap_log(LEAP_LOG_INFO,
+			 "no swap_read_folio/swap_readpage in the kernel BTF: "
+			 "swap reads are not flagged");
 
 	/* 2. the pin directory, before anything is attached */
 	if (!opts->no_pin) {
@@ -559,9 +575,11 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 		goto fail;
 	}
 	set_autoload(obs->skel, obs->hook, read_fn);
-	obs->skel->rodata->leap_agent_tgid = opts->self_tgid ? opts->self_tgid : (__u32)getpid();
+	obs->skel->rodata->leap_agent_tgid =
+		opts->self_tgid ? opts->self_tgid : (__u32)getpid();
 	if (opts->ringbuf_bytes)
-		bpf_map__set_max_entries(obs->skel->maps.leap_events, opts->ringbuf_bytes);
+		bpf_map__set_max_entries(obs->skel->maps.leap_events,
+					 opts->ringbuf_bytes);
 	obs->skel->rodata->leap_wake_major = !opts->no_wake_on_major;
 	if (opts->wakeup_bytes) {
 		obs->skel->rodata->leap_wakeup_bytes = opts->wakeup_bytes;
@@ -599,8 +617,8 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 		leap_log(LEAP_LOG_ERROR, "mmap of the stats map: %s", strerror(-err));
 		goto fail;
 	}
-	obs->rb = ring_buffer__new(bpf_map__fd(obs->skel->maps.leap_events), ring_sample, obs,
-				   NULL);
+	obs->rb = ring_buffer__new(bpf_map__fd(obs->skel->maps.leap_events), ring_sample,
+				   obs, NULL);
 	if (!obs->rb) {
 		err = -errno;
 		leap_log(LEAP_LOG_ERROR, "ring buffer: %s", strerror(-err));
@@ -654,8 +672,8 @@ static int check_target(const struct leap_target *t)
 	if (!t)
 		return -EINVAL;
 	if (t->stats_slot >= LEAP_STATS_SLOTS) {
-		leap_log(LEAP_LOG_ERROR, "stats slot %u out of range (max %u)", t->stats_slot,
-			 LEAP_STATS_SLOTS - 1);
+		leap_log(LEAP_LOG_ERROR, "stats slot %u out of range (max %u)",
+			 t->stats_slot, LEAP_STATS_SLOTS - 1);
 		return -ERANGE;
 	}
 	return 0;
@@ -673,8 +691,8 @@ int leap_observer_add_cgroup(struct leap_observer *obs, __u64 cgroup_id,
 	if (bpf_map_update_elem(bpf_map__fd(obs->skel->maps.leap_cgroups), &cgroup_id, t,
 				BPF_ANY)) {
 		err = -errno;
-		leap_log(LEAP_LOG_ERROR, "adding cgroup %llu: %s", (unsigned long long)cgroup_id,
-			 strerror(-err));
+		leap_log(LEAP_LOG_ERROR, "adding cgroup %llu: %s",
+			 (unsigned long long)cgroup_id, strerror(-err));
 		return err;
 	}
 	obs->stats[t->stats_slot].cgroup_id = cgroup_id;
@@ -709,7 +727,8 @@ static long proc_tgid(__u32 pid)
 	return tgid;
 }
 
-int leap_observer_add_pid(struct leap_observer *obs, __u32 tgid, const struct leap_target *t)
+int leap_observer_add_pid(struct leap_observer *obs, __u32 tgid,
+			  const struct leap_target *t)
 {
 	long real;
 	int err = check_target(t);
@@ -726,11 +745,13 @@ int leap_observer_add_pid(struct leap_observer *obs, __u32 tgid, const struct le
 		return (int)real;
 	}
 	if ((__u32)real != tgid) {
-		leap_log(LEAP_LOG_ERROR, "pid %u is a thread of process %ld; give the process id",
-			 tgid, real);
+		leap_log(LEAP_LOG_ERROR,
+			 "pid %u is a thread of process %ld; give the process id", tgid,
+			 real);
 		return -EINVAL;
 	}
-	if (bpf_map_update_elem(bpf_map__fd(obs->skel->maps.leap_pids), &tgid, t, BPF_ANY)) {
+	if (bpf_map_update_elem(bpf_map__fd(obs->skel->maps.leap_pids), &tgid, t,
+				BPF_ANY)) {
 		err = -errno;
 		leap_log(LEAP_LOG_ERROR, "adding pid %u: %s", tgid, strerror(-err));
 		return err;
@@ -855,14 +876,16 @@ int leap_observer_enable_prog_stats(struct leap_observer *obs)
 	if (fd < 0) {
 		int err = -errno;
 
-		leap_log(LEAP_LOG_ERROR, "enabling BPF run-time stats: %s", strerror(-err));
+		leap_log(LEAP_LOG_ERROR, "enabling BPF run-time stats: %s",
+			 strerror(-err));
 		return err;
 	}
 	obs->stats_fd = fd;
 	return 0;
 }
 
-int leap_observer_prog_stats(struct leap_observer *obs, struct leap_prog_stats *out, int max)
+int leap_observer_prog_stats(struct leap_observer *obs, struct leap_prog_stats *out,
+			     int max)
 {
 	struct bpf_program *prog;
 	int n = 0;

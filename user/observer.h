@@ -38,7 +38,8 @@ enum leap_log_level {
 };
 
 /* @msg has no trailing newline. */
-typedef void (*leap_observer_log_fn)(void *ctx, enum leap_log_level level, const char *msg);
+typedef void (*leap_observer_log_fn)(void *ctx, enum leap_log_level level,
+				     const char *msg);
 
 /*
  * Called for every event by leap_observer_poll()/_consume(); a non-zero
@@ -103,7 +104,8 @@ enum leap_hook leap_observer_hook(const struct leap_observer *obs);
 int leap_observer_add_cgroup(struct leap_observer *obs, __u64 cgroup_id,
 			     const struct leap_target *t);
 int leap_observer_remove_cgroup(struct leap_observer *obs, __u64 cgroup_id);
-int leap_observer_add_pid(struct leap_observer *obs, __u32 tgid, const struct leap_target *t);
+int leap_observer_add_pid(struct leap_observer *obs, __u32 tgid,
+			  const struct leap_target *t);
 int leap_observer_remove_pid(struct leap_observer *obs, __u32 tgid);
 
 /*
@@ -151,7 +153,8 @@ struct leap_prog_stats {
 int leap_observer_enable_prog_stats(struct leap_observer *obs);
 
 /* Fills up to max entries for the loaded programs; returns how many. */
-int leap_observer_prog_stats(struct leap_observer *obs, struct leap_prog_stats *out, int max);
+int leap_observer_prog_stats(struct leap_observer *obs, struct leap_prog_stats *out,
+			     int max);
 
 #ifdef __cplusplus
 }

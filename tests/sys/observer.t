@@ -72,7 +72,7 @@ if [ -d "$PIN" ] && [ -n "$(ls -A "$PIN" 2>/dev/null)" ]; then
 fi
 pin_was_ours=1
 
-echo "1..23"
+echo "1..24"
 
 # ---- set-up: swap file, memcg limit, cgroup v2 dir ---------------------------
 setup_ok=1
@@ -239,6 +239,20 @@ check "pid target: leap-observe ends with its process, exit 0 ($rc)" test $rc -e
 check "pid target: JSON events from the right tgid, both worker threads seen ($tids tids, $tg_bad wrong)" \
 	sh -c "[ $tids -ge 2 ] && [ $tg_bad -eq 0 ] && grep -q '\"summary\":' '$TMP/pid.out'"
 
+# ---- faults the kernel takes on user memory inside syscalls are seen too ------------
+start_touch touch4.out 64 1 "$TMP/go4" 1 syscall
+wait_for "$TMP/touch4.out" filled 120 || diag "$TMP/touch4.out"
+start_obs sys --pid "$touch_pid" --quiet
+touch "$TMP/go4"
+wait_pid "$touch_pid" 120
+wait_pid "$obs_pid" 30
+rc=$?
+sys_events=$(field events "$TMP/sys.out")
+sys_major=$(field swapin_misses "$TMP/sys.out")
+check "syscall copies from swapped-out memory: events ${sys_events:-none}, misses ${sys_major:-none} (exit $rc)" \
+	sh -c "[ $rc -eq 0 ] && [ '${sys_events:-0}' -gt 1000 ] && [ '${sys_major:-0}' -gt 0 ]" ||
+	diag "$TMP/sys.err" "$TMP/sys.out"
+
 # ---- tiny ring and a slow reader: drops are counted, nothing breaks -----------------
 start_touch touch3.out 96 2 "$TMP/go3"
 wait_for "$TMP/touch3.out" filled 120 || diag "$TMP/touch3.out"
@@ -263,5 +277,5 @@ rc=$?
 check "after a SIGKILL (pins left: $stale) the next observer starts (exit $rc) and cleans up" \
 	sh -c "[ $rc -eq 0 ] && [ ! -e '$PIN' ]" || diag "$TMP/after.err"
 
-[ "$n" -eq 23 ] || echo "# planned 23 tests, ran $n"
+[ "$n" -eq 24 ] || echo "# planned 24 tests, ran $n"
 exit $((fails > 0))
