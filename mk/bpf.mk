@@ -47,3 +47,9 @@ $(OUTPUT)/sys-helpers/%: tests/sys/helpers/%.c | $(DEPS_STAMP)
 	$(CC) $(ALL_CFLAGS) $< -o $@ -lpthread
 
 all: $(OBS_TEST_HELPERS)
+
+# mk/*.mk are read in name order, so a fragment read before this one
+# (mk/agent.mk) saw OBSERVER_OBJS still empty in its prerequisite list and
+# could link before observer.o exists under make -j.  Add the dependency for
+# the known users here.
+$(BIN)/leap-agent: $(OBSERVER_OBJS)
