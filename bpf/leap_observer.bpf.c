@@ -45,7 +45,8 @@
  *    mem_cgroup_disabled().  include/trace/events/memcg.h: prototype
  *    (struct mem_cgroup *memcg, int item, unsigned long val); item is an
  *    enum vm_event_item (PGFAULT, PGMAJFAULT and PSWPIN are all there).
- *    The tracepoint exists from ~6.14; older kernels use the fentry path.
+ *    The tracepoint was added in late 2024 ("memcg: add tracing for memcg
+ *    stat updates", ~6.13, not in 6.12); older kernels use the fentry path.
  *  - mm/memory.c do_swap_page(): VM_FAULT_RETRY (0x400) = it will be called
  *    again for the same fault; VM_FAULT_MAJOR (0x4) = read from swap.
  *    vmf->orig_pte holds the swap pte.

@@ -256,7 +256,7 @@ static int check_tracepoint(const struct btf *vmlinux)
 			leap_log(LEAP_LOG_ERROR,
 				 "tracepoint hooks: this kernel has no "
 				 "memcg/count_memcg_events "
-				 "tracepoint (added in ~6.14); use the fentry hooks");
+				 "tracepoint (added in ~6.13); use the fentry hooks");
 			return -EOPNOTSUPP;
 		}
 	}

@@ -36,8 +36,8 @@ cleanup() {
 	local p
 	for p in "${pids[@]}"; do kill -KILL "$p" 2>/dev/null; done
 	for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
-	# our own pins only: a live observer we started is dead by now
-	if [ -d "$PIN" ] && [ -n "${pin_was_ours:-}" ]; then
+	# Pins a killed observer of ours left behind; never a live owner's.
+	if [ -d "$PIN" ] && [ -n "${pin_was_ours:-}" ] && ! pin_owner_alive; then
 		rm -f "$PIN"/* 2>/dev/null
 		rmdir "$PIN" 2>/dev/null
 	fi
@@ -61,14 +61,17 @@ check() {
 }
 diag() { sed 's/^/# /' "$@" | head -n 40; }
 
-# Never step on a live observer or agent that owns the pins.
-if [ -d "$PIN" ] && [ -n "$(ls -A "$PIN" 2>/dev/null)" ]; then
+# The pid in the pinned owner record, if that process is alive.
+pin_owner_alive() {
 	owner_pid=$("$BPFTOOL" -j map dump pinned "$PIN/owner" 2>/dev/null |
 		sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' | head -n 1)
-	if [ -n "$owner_pid" ] && kill -0 "$owner_pid" 2>/dev/null; then
-		echo "1..0 # SKIP a leap observer (pid $owner_pid) is running and owns $PIN"
-		exit 0
-	fi
+	[ -n "$owner_pid" ] && kill -0 "$owner_pid" 2>/dev/null
+}
+
+# Never step on a live observer or agent that owns the pins.
+if [ -d "$PIN" ] && pin_owner_alive; then
+	echo "1..0 # SKIP a leap observer (pid $owner_pid) is running and owns $PIN"
+	exit 0
 fi
 pin_was_ours=1
 
