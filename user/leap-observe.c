@@ -86,11 +86,11 @@ static const struct argp_option opts[] = {
 	{"ring-size", 'r', "BYTES", 0,
 	 "Ring buffer size: power of two >= page size, K/M suffixes (default 1M)", 0},
 	{"wakeup-bytes", OPT_WAKEUP, "BYTES", 0,
-	 "Wake the reader for non-major events only at this backlog (default 4K; "
-	 "1 = for every event)",
+	 "Wake the reader for non-major events once per BYTES of events (default 4K; "
+	 "1 = whenever the reader has caught up)",
 	 0},
 	{"no-wake-on-major", OPT_NO_WAKE_MAJOR, NULL, 0,
-	 "Major faults wait for the backlog too (fewer wake-ups, later events)", 0},
+	 "Major faults do not wake the reader at once (fewer wake-ups, later events)", 0},
 	{"quiet", 'q', NULL, 0, "No per-event lines, only the summary", 0},
 	{"poll-interval", OPT_POLL_INTERVAL, "MS", 0,
 	 "Sleep MS between ring buffer reads (a deliberately slow consumer)", 0},
@@ -177,7 +177,7 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_WAKEUP:
 		if (parse_u64(arg, &v) || v == 0 || v > (1ULL << 30))
-			argp_error(state, "invalid wakeup backlog: %s", arg);
+			argp_error(state, "invalid wakeup bytes: %s", arg);
 		env.wakeup_bytes = (__u32)v;
 		break;
 	case OPT_NO_WAKE_MAJOR:

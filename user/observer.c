@@ -581,7 +581,10 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 		bpf_map__set_max_entries(obs->skel->maps.leap_events,
 					 opts->ringbuf_bytes);
 	obs->skel->rodata->leap_wake_major = !opts->no_wake_on_major;
-	if (opts->wakeup_bytes) {
+	if (opts->wakeup_bytes == LEAP_WAKEUP_ADAPTIVE) {
+		obs->skel->rodata->leap_wakeup_bytes =
+			0; /* the BPF side's adaptive mode */
+	} else if (opts->wakeup_bytes) {
 		obs->skel->rodata->leap_wakeup_bytes = opts->wakeup_bytes;
 	} else {
 		__u32 ring = bpf_map__max_entries(obs->skel->maps.leap_events);

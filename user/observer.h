@@ -24,6 +24,9 @@ extern "C" {
 
 struct leap_observer;
 
+/* leap_observer_opts.wakeup_bytes: wake the reader whenever it caught up. */
+#define LEAP_WAKEUP_ADAPTIVE 1u
+
 enum leap_hook {
 	LEAP_HOOK_AUTO = 0,   /* fentry if the kernel allows it, else tracepoint */
 	LEAP_HOOK_FENTRY,     /* fentry/fexit do_swap_page (+ swap read) */
@@ -52,11 +55,13 @@ struct leap_observer_opts {
 	/* Ring buffer bytes: power of two, >= page size; 0 = 1 MiB. */
 	__u32 ringbuf_bytes;
 	/*
-	 * Major-fault events wake the reader at once; other events only when
-	 * the unread backlog reaches this many bytes (an event takes 72), so
-	 * the reader should poll with a timeout.  0 = 4096 (at most a quarter
-	 * of the ring); 1 = wake whenever the ring was empty (costly: an IPI
-	 * and a context switch per event when the reader keeps up).
+	 * Reader wake-ups.  Major-fault events wake the reader at once; other
+	 * events once per wakeup_bytes of events produced (an event takes 72
+	 * bytes), so the reader must also poll with a timeout to pick up a
+	 * quiet tail.  0 = 4096 (at most a quarter of the ring).
+	 * LEAP_WAKEUP_ADAPTIVE (1) = libbpf's adaptive mode for every event:
+	 * wake whenever the reader has caught up (one wake-up per burst; each
+	 * costs an IPI and a context switch, ~1-2 us of BPF time here).
 	 */
 	__u32 wakeup_bytes;
 	/* Major-fault events wait for the backlog like the others (cheapest;
