@@ -252,6 +252,8 @@ static int on_event(void *ctx, const struct leap_event *e)
 	char fl[8];
 
 	(void)ctx;
+	if (env.count && tally.events >= env.count)
+		return -ECANCELED; /* already have them all */
 	tally.events++;
 	if (e->flags & LEAP_EV_MAJOR)
 		tally.major++;
@@ -287,7 +289,7 @@ static int on_event(void *ctx, const struct leap_event *e)
 	}
 	if (env.count && tally.events >= env.count) {
 		exiting = 1;
-		return 1; /* stop this read */
+		return -ECANCELED; /* negative: libbpf stops reading the ring */
 	}
 	return 0;
 }
@@ -469,6 +471,8 @@ int main(int argc, char **argv)
 
 	while (!exiting) {
 		err = leap_observer_poll(obs, 100);
+		if (err == -ECANCELED && exiting)
+			break; /* --count reached */
 		if (err < 0 && err != -EINTR) {
 			fprintf(stderr, "leap-observe: polling the ring buffer: %s\n",
 				strerror(-err));

@@ -45,8 +45,9 @@ typedef void (*leap_observer_log_fn)(void *ctx, enum leap_log_level level,
 				     const char *msg);
 
 /*
- * Called for every event by leap_observer_poll()/_consume(); a non-zero
- * return stops that call, which then returns it.
+ * Called for every event by leap_observer_poll()/_consume(); a negative
+ * return stops that call, which then returns it (libbpf ignores positive
+ * returns).
  */
 typedef int (*leap_observer_event_fn)(void *ctx, const struct leap_event *ev);
 
