@@ -30,7 +30,7 @@ struct leap_observer;
 enum leap_hook {
 	LEAP_HOOK_AUTO = 0,   /* fentry if the kernel allows it, else tracepoint */
 	LEAP_HOOK_FENTRY,     /* fentry/fexit do_swap_page (+ swap read) */
-	LEAP_HOOK_TRACEPOINT, /* tp_btf page_fault_user + count_memcg_events */
+	LEAP_HOOK_TRACEPOINT, /* tp_btf page_fault_{user,kernel} + count_memcg_events */
 };
 
 enum leap_log_level {
