@@ -395,12 +395,23 @@ vmstat_get()
 
 # page_cluster.orig: the value to restore at the next teardown (removed once
 # restored, so a later page_cluster_set registers again);
-# page_cluster.initial: the value before the first change, for leftovers.
+# page_cluster.last: the value we last wrote; page_cluster.initial: the value
+# before the first change, for leftovers.
+# vm.page-cluster is global and other actors (a concurrent test, an agent's
+# --kernel-readahead off) save and restore it too.  Restoring only while it
+# still holds our own last value keeps us from writing back a value we found
+# in the middle of someone else's change, after they restored theirs.
 _fx_page_cluster_restore()
 {
+	local cur
 	[ -f "$FX_STATE/page_cluster.orig" ] || return 0
-	cat "$FX_STATE/page_cluster.orig" >/proc/sys/vm/page-cluster &&
-		rm -f "$FX_STATE/page_cluster.orig"
+	cur=$(cat /proc/sys/vm/page-cluster)
+	if [ "$cur" = "$(cat "$FX_STATE/page_cluster.last" 2>/dev/null)" ]; then
+		cat "$FX_STATE/page_cluster.orig" >/proc/sys/vm/page-cluster || return 1
+	else
+		_fx_err "vm.page-cluster is $cur, set by someone else since; leaving it"
+	fi
+	rm -f "$FX_STATE/page_cluster.orig" "$FX_STATE/page_cluster.last"
 }
 
 page_cluster_set()
@@ -416,5 +427,5 @@ page_cluster_set()
 			cp "$FX_STATE/page_cluster.orig" "$FX_STATE/page_cluster.initial"
 		fixture_register _fx_page_cluster_restore
 	fi
-	echo "$1" >/proc/sys/vm/page-cluster
+	echo "$1" >/proc/sys/vm/page-cluster && echo "$1" >"$FX_STATE/page_cluster.last"
 }
