@@ -1,0 +1,52 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+# tests/vm/lib.sh: shared paths and helpers of the VM test bed (sourced).
+#
+#   VM_REPO     the checkout (the guest sees it at the same path)
+#   VM_CACHE    downloads, extracted kernels, initramfs images, run dirs
+#               ($LEAP_VM_CACHE, default tests/vm/cache, ignored by git)
+#   vm_log MSG / vm_die MSG
+#   vm_kernel_suites    the matrix: Debian suites, oldest kernel first
+#   vm_suite_of NAME    5.10|6.1|6.12|host-suite|SUITE -> Debian suite
+
+VM_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+VM_REPO=$(cd "$VM_DIR/../.." && pwd)
+VM_CACHE=${LEAP_VM_CACHE:-$VM_DIR/cache}
+
+vm_log()
+{
+	echo "vm: $*" >&2
+}
+
+vm_die()
+{
+	echo "vm: error: $*" >&2
+	exit 1
+}
+
+# The codename of this machine's own release (the "configured suite").
+vm_host_suite()
+{
+	local c
+	c=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+	[ -n "$c" ] || c=$(sed -n 's/^VERSION=.*(\(.*\)).*/\1/p' /etc/os-release)
+	[ -n "$c" ] || vm_die "cannot tell this machine's release codename from /etc/os-release"
+	echo "$c"
+}
+
+# Kernel names used by the matrix -> Debian suites.  6.1 is whatever the
+# machine's configured suite ships (bookworm here).
+vm_suite_of()
+{
+	case $1 in
+	5.10) echo bullseye ;;
+	6.1 | host-suite) vm_host_suite ;;
+	6.12) echo trixie ;;
+	*) echo "$1" ;;
+	esac
+}
+
+vm_kernel_suites()
+{
+	echo "5.10 6.1 6.12"
+}
