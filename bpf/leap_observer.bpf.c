@@ -81,6 +81,20 @@ const volatile __u32 leap_agent_tgid = 0;
 const volatile __u32 leap_wakeup_bytes = 0;
 /* Whether major-fault events wake the reader at once (with leap_wakeup_bytes). */
 const volatile bool leap_wake_major = true;
+/*
+ * Send only faults that can matter to a prefetcher: major ones, known swap
+ * faults (fentry path) and faults on pages in leap_prefetched.  Minor faults
+ * on other pages are counted but not sent.
+ */
+const volatile bool leap_swap_events_only = false;
+/*
+ * A major fault wakes the reader at once only if it is at most this many
+ * pages from its stream's previous fault (0: any distance).  A prefetcher
+ * can act on a near fault (a trend may start or go on); a far jump, the
+ * normal case under random access, waits for the next batch instead of
+ * costing a wake-up per fault.
+ */
+const volatile __u64 leap_wake_delta_max = 0;
 
 /* Ring buffer bytes one event takes: the 8-byte record header + payload. */
 #define LEAP_EV_RECORD_BYTES ((sizeof(struct leap_event) + 8 + 7) & ~7)
@@ -139,6 +153,14 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, LEAP_RINGBUF_DEFAULT);
 } leap_events SEC(".maps");
+
+/* Pages the agent prefetched, not yet faulted on (include/leap_event.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LEAP_PREFETCHED_MAX);
+	__type(key, struct leap_pf_key);
+	__type(value, __u32); /* LEAP_PF_* */
+} leap_prefetched SEC(".maps");
 
 /* Last faulting page of each stream, for leap_event.delta. */
 struct {
@@ -216,14 +238,28 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 	__u64 page = p->addr >> LEAP_PAGE_SHIFT;
 	__u32 key = (p->tflags & LEAP_TGT_THREAD_DELTAS) ? tid : tgid;
 	__u64 *last, prod = 0, wake;
+	struct leap_pf_key pk = {.tgid = tgid, .page = page};
+	__u32 flags = p->flags, *pf;
+	bool marker = false;
 	__s64 delta = 0;
 
 	if (st) {
 		if (count_fault)
 			__sync_fetch_and_add(&st->faults, 1);
-		if (p->flags & LEAP_EV_MAJOR)
+		if (flags & LEAP_EV_MAJOR)
 			__sync_fetch_and_add(&st->swapin_misses, 1);
 	}
+
+	/* A page the agent prefetched: a hit, or (major) a late prefetch. */
+	pf = bpf_map_lookup_elem(&leap_prefetched, &pk);
+	if (pf) {
+		flags |= LEAP_EV_PREFETCHED;
+		marker = *pf & LEAP_PF_MARKER;
+		bpf_map_delete_elem(&leap_prefetched, &pk);
+	}
+	if (leap_swap_events_only &&
+	    !(flags & (LEAP_EV_MAJOR | LEAP_EV_SWAP | LEAP_EV_PREFETCHED)))
+		return;
 
 	last = bpf_map_lookup_elem(&leap_last, &key);
 	if (last) {
@@ -255,12 +291,15 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 	ev->swap_offset = p->swap_offset;
 	ev->tgid = tgid;
 	ev->tid = tid;
-	ev->flags = p->flags;
+	ev->flags = flags;
 	ev->swap_type = p->swap_type;
 	ev->latency_ns = bpf_ktime_get_ns() - p->ts_ns;
 	if (!leap_wakeup_bytes)
 		wake = 0; /* libbpf's default: adaptive, wake when the reader caught up */
-	else if ((leap_wake_major && (p->flags & LEAP_EV_MAJOR)) ||
+	else if ((leap_wake_major && (flags & LEAP_EV_MAJOR) &&
+		  (!leap_wake_delta_max ||
+		   (__u64)(delta < 0 ? -delta : delta) <= leap_wake_delta_max)) ||
+		 marker ||
 		 prod / leap_wakeup_bytes !=
 			 (prod + LEAP_EV_RECORD_BYTES) / leap_wakeup_bytes)
 		wake = BPF_RB_FORCE_WAKEUP;

@@ -13,32 +13,33 @@
 #include <linux/types.h>
 #endif
 
-#define LEAP_PAGE_SHIFT 12
+#define LEAP_PAGE_SHIFT	    12
 #define LEAP_NO_SWAP_OFFSET (~0ULL)
 
 /* leap_event.flags */
-#define LEAP_EV_MAJOR (1u << 0)     /* the fault read from swap (swap-in miss) */
-#define LEAP_EV_SWAP (1u << 1)      /* known to be a swap fault (fentry path) */
-#define LEAP_EV_WRITE (1u << 2)     /* write fault */
-#define LEAP_EV_SWAPIN_IO (1u << 3) /* a swap read was issued during the fault */
-#define LEAP_EV_FENTRY (1u << 4)    /* produced by the fentry/fexit path */
+#define LEAP_EV_MAJOR	   (1u << 0) /* the fault read from swap (swap-in miss) */
+#define LEAP_EV_SWAP	   (1u << 1) /* known to be a swap fault (fentry path) */
+#define LEAP_EV_WRITE	   (1u << 2) /* write fault */
+#define LEAP_EV_SWAPIN_IO  (1u << 3) /* a swap read was issued during the fault */
+#define LEAP_EV_FENTRY	   (1u << 4) /* produced by the fentry/fexit path */
+#define LEAP_EV_PREFETCHED (1u << 5) /* the page was in leap_prefetched */
 
 /* One user page fault of a watched task, sent through the ring buffer. */
 struct leap_event {
-	__u64 ts_ns;       /* bpf_ktime_get_ns() at fault entry */
+	__u64 ts_ns;	   /* bpf_ktime_get_ns() at fault entry */
 	__u64 cgroup_id;   /* cgroup v2 id of the faulting task */
-	__u64 addr;        /* faulting address, page aligned */
-	__s64 delta;       /* pages since the same stream's previous event; 0 if first */
+	__u64 addr;	   /* faulting address, page aligned */
+	__s64 delta;	   /* pages since the same stream's previous event; 0 if first */
 	__u64 swap_offset; /* swap slot offset, or LEAP_NO_SWAP_OFFSET */
 	__u32 tgid;
 	__u32 tid;
-	__u32 flags;     /* LEAP_EV_* */
-	__u32 swap_type; /* swap device index when swap_offset is known */
+	__u32 flags;	  /* LEAP_EV_* */
+	__u32 swap_type;  /* swap device index when swap_offset is known */
 	__u64 latency_ns; /* fault entry to exit, 0 when unknown */
 };
 
 /* leap_target.flags */
-#define LEAP_TGT_EVENTS (1u << 0)        /* send events (modes leap and observe) */
+#define LEAP_TGT_EVENTS	       (1u << 0) /* send events (modes leap and observe) */
 #define LEAP_TGT_THREAD_DELTAS (1u << 1) /* BPF deltas per thread, not per process */
 
 /*
@@ -48,7 +49,7 @@ struct leap_event {
  */
 struct leap_target {
 	__u32 stats_slot; /* index into leap_stats */
-	__u32 flags;      /* LEAP_TGT_* */
+	__u32 flags;	  /* LEAP_TGT_* */
 };
 
 #define LEAP_STATS_SLOTS 256
@@ -61,13 +62,32 @@ struct leap_target {
  */
 struct leap_cg_stats {
 	__u64 cgroup_id;      /* owner of the slot (0: pid targets only / unused) */
-	__u64 faults;         /* user page faults of watched tasks */
+	__u64 faults;	      /* user page faults of watched tasks */
 	__u64 swapin_misses;  /* faults that read from swap (major) */
 	__u64 events_sent;    /* events that reached the ring buffer */
 	__u64 events_dropped; /* events lost because the ring buffer was full */
 	__u64 prefetches;     /* pages the agent asked the kernel to prefetch */
 	__u64 prefetch_hits;  /* faults served by a page the agent prefetched */
 };
+
+/*
+ * leap_prefetched (LRU hash): the pages the agent asked the kernel to
+ * prefetch and that have not been faulted on since.  The agent adds them
+ * before process_madvise; BPF looks each fault up, sets LEAP_EV_PREFETCHED
+ * and deletes the entry.  A non-major fault on such a page is a prefetch
+ * hit.  With swap_events_only, BPF drops minor faults on other pages (first
+ * touches, file pages) instead of sending them, so the agent is woken only
+ * for what can matter to it: misses, hits and, at once, hits on a
+ * look-ahead marker.
+ */
+struct leap_pf_key {
+	__u32 tgid;
+	__u32 pad; /* zero */
+	__u64 page;
+};
+
+#define LEAP_PF_MARKER	    (1u << 0) /* value flag: a hit here wakes the agent at once */
+#define LEAP_PREFETCHED_MAX 262144
 
 #define LEAP_PIN_DIR "/sys/fs/bpf/leap"
 

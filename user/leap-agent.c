@@ -430,14 +430,30 @@ static int load_config(const struct opts *o, struct agent_config *cfg)
 	return 0;
 }
 
+/* The largest trend any policy accepts: farther faults need no wake-up. */
+static uint64_t wake_delta_max(const struct agent_config *c)
+{
+	uint64_t m = c->def.params.max_delta;
+
+	for (int i = 0; i < c->ncgroups; i++) {
+		uint64_t d = c->cgroups[i].policy.params.max_delta;
+
+		if (d == 0 || m == 0)
+			return 0; /* a policy without a cap: wake for every miss */
+		m = d > m ? d : m;
+	}
+	return m;
+}
+
 static int start_observer(struct agent *a, const struct opts *o)
 {
 	struct leap_observer_opts oo = {
 		.hook = o->hook,
 		.ringbuf_bytes = (o->ring_kb ? o->ring_kb : a->config.ring_kb) * 1024u,
-		/* Hits drive the look-ahead, so they must arrive promptly: wake
-		 * whenever the agent has caught up (one wake-up per burst). */
-		.wakeup_bytes = 1,
+		/* Only misses, hits and swap faults reach us; misses and hits on
+		 * a look-ahead marker wake us at once, the rest in batches. */
+		.swap_events_only = true,
+		.wake_delta_max = wake_delta_max(&a->config),
 		.log = log_cb,
 		.log_ctx = o->verbose ? (void *)1 : NULL,
 		.on_event = agent_on_event,
@@ -457,6 +473,7 @@ static int start_observer(struct agent *a, const struct opts *o)
 				       : "");
 		return rc;
 	}
+	agent_attach_observer(a, a->obs);
 	if (o->bpf_stats)
 		leap_observer_enable_prog_stats(a->obs);
 	return 0;
@@ -535,6 +552,7 @@ static json_object *summary(struct agent *a, double wall_s, double cpu_s, bool b
 	json_object_object_add(o, "swap_faults",
 			       json_object_new_uint64(a->c.swap_faults));
 	json_object_object_add(o, "late_prefetches", json_object_new_uint64(a->c.late));
+	json_object_object_add(o, "lookaheads", json_object_new_uint64(a->c.lookaheads));
 	json_object_object_add(o, "prefetch_syscalls",
 			       json_object_new_uint64(a->pf.stats.syscalls));
 	json_object_object_add(o, "prefetch_not_swapped",

@@ -581,6 +581,8 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 		bpf_map__set_max_entries(obs->skel->maps.leap_events,
 					 opts->ringbuf_bytes);
 	obs->skel->rodata->leap_wake_major = !opts->no_wake_on_major;
+	obs->skel->rodata->leap_swap_events_only = opts->swap_events_only;
+	obs->skel->rodata->leap_wake_delta_max = opts->wake_delta_max;
 	if (opts->wakeup_bytes == LEAP_WAKEUP_ADAPTIVE) {
 		obs->skel->rodata->leap_wakeup_bytes =
 			0; /* the BPF side's adaptive mode */
@@ -864,6 +866,8 @@ int leap_observer_map_fd(const struct leap_observer *obs, const char *name)
 		return bpf_map__fd(obs->skel->maps.leap_events);
 	if (!strcmp(name, "owner"))
 		return bpf_map__fd(obs->skel->maps.leap_owner);
+	if (!strcmp(name, "prefetched"))
+		return bpf_map__fd(obs->skel->maps.leap_prefetched);
 	return -ENOENT;
 }
 

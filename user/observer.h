@@ -68,6 +68,15 @@ struct leap_observer_opts {
 	/* Major-fault events wait for the backlog like the others (cheapest;
 	 * the reader then sees misses up to its poll timeout late). */
 	bool no_wake_on_major;
+	/*
+	 * Send only major faults, known swap faults and faults on pages in the
+	 * "prefetched" map (see include/leap_event.h); other minor faults are
+	 * counted, not sent.  The agent sets it; leap-observe shows everything.
+	 */
+	bool swap_events_only;
+	/* A major fault wakes the reader at once only within this many pages
+	 * of its stream's previous fault; 0 = always. */
+	__u64 wake_delta_max;
 	/* Never watched (the agent itself); 0 = getpid(). */
 	__u32 self_tgid;
 	/* Pin directory; NULL = LEAP_PIN_DIR.  Its parent must be (or, for
@@ -142,7 +151,7 @@ int leap_observer_consume(struct leap_observer *obs);
 int leap_observer_epoll_fd(const struct leap_observer *obs);
 
 /* Map fds for callers that want raw access (name: "cgroups", "pids",
- * "stats", "events", "owner"); -ENOENT for other names. */
+ * "stats", "events", "owner", "prefetched"); -ENOENT for other names. */
 int leap_observer_map_fd(const struct leap_observer *obs, const char *name);
 
 /* ---- BPF program statistics, for benchmarks ---------------------------- */

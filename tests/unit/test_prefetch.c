@@ -15,8 +15,6 @@
 #include "engine_test.h"
 #include "../../user/agent/prefetch.h"
 
-static struct leap_pageset set;
-
 static int setup(void **state)
 {
 	const char *why;
@@ -27,13 +25,6 @@ static int setup(void **state)
 			why);
 		return -1;
 	}
-	return leap_pageset_init(&set, 1024);
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	leap_pageset_free(&set);
 	return 0;
 }
 
@@ -59,23 +50,20 @@ static void test_holes_and_merging(void **state)
 	}
 	pages[8] = base + 5;
 	pages[9] = base + 2; /* duplicate */
-	prefetch_init(&p, &set, false);
-	rc = prefetch_pages(&p, (uint32_t)getpid(), pages, 10);
+	prefetch_init(&p, -1, false);
+	rc = prefetch_pages(&p, (uint32_t)getpid(), pages, 10, UINT64_MAX);
 	assert_int_equal(rc, 8);
 	assert_int_equal(p.stats.holes, 1);
 	assert_int_equal(p.stats.issued, 8);
 	assert_true(p.stats.syscalls >= 2);
-	assert_true(leap_pageset_contains(&set, (uint32_t)getpid(), base + 0));
-	assert_true(leap_pageset_contains(&set, (uint32_t)getpid(), base + 11));
-	assert_false(leap_pageset_contains(&set, (uint32_t)getpid(), base + 5));
 
 	/* With the pagemap filter, resident pages are not prefetched at all. */
 	prefetch_close(&p);
-	prefetch_init(&p, &set, true);
+	prefetch_init(&p, -1, true);
 	pages[0] = base;
 	pages[1] = base + 1;
 	pages[2] = base + 5; /* unmapped: pagemap says not swapped either */
-	rc = prefetch_pages(&p, (uint32_t)getpid(), pages, 3);
+	rc = prefetch_pages(&p, (uint32_t)getpid(), pages, 3, UINT64_MAX);
 	assert_int_equal(rc, 0);
 	assert_int_equal(p.stats.not_swapped, 3);
 	assert_int_equal(p.stats.syscalls, 0);
@@ -94,8 +82,9 @@ static void test_dead_process(void **state)
 		_exit(0);
 	assert_true(child > 0);
 	waitpid(child, NULL, 0);
-	prefetch_init(&p, &set, true);
-	assert_int_equal(prefetch_pages(&p, (uint32_t)child, pages, 1), -ESRCH);
+	prefetch_init(&p, -1, true);
+	assert_int_equal(prefetch_pages(&p, (uint32_t)child, pages, 1, UINT64_MAX),
+			 -ESRCH);
 	assert_int_equal(p.stats.gone, 1);
 	prefetch_close(&p);
 }
@@ -106,5 +95,5 @@ int main(void)
 		cmocka_unit_test(test_holes_and_merging),
 		cmocka_unit_test(test_dead_process),
 	};
-	return cmocka_run_group_tests_name("prefetch", tests, setup, teardown);
+	return cmocka_run_group_tests_name("prefetch", tests, setup, NULL);
 }

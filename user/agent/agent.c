@@ -1,14 +1,15 @@
 // SPDX-License-Identifier: MIT
 /*
- * Event handling.  Which faults are swap accesses, and which are hits:
- *  - major (LEAP_EV_MAJOR): a swap-in miss; a page we had prefetched and
- *    still faulted on as major was prefetched too late or reclaimed again;
- *  - minor on a page we prefetched: a prefetch hit (process_madvise puts
- *    the page in the swap cache; the fault then maps it without I/O);
+ * Event handling.  The observer runs with swap_events_only: it sends major
+ * faults, known swap faults (fentry path) and faults on pages in the
+ * prefetched-page map, which the prefetcher fills before it advises.
+ *  - major: a swap-in miss (LEAP_EV_PREFETCHED too: we were late, or the
+ *    page was reclaimed again before use);
+ *  - minor on a page we prefetched: a prefetch hit (process_madvise put
+ *    it in the swap cache; the fault mapped it without I/O);
  *  - minor, known swap fault (fentry path): a swap-cache hit not of ours
  *    (kernel readahead), still a swap access for the history;
- *  - any other minor fault (tracepoint path: first touches, file pages):
- *    not a swap access; ignored.
+ *  - anything else (an observer without the filter): not a swap access.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -37,22 +38,22 @@ int agent_init(struct agent *a, const struct agent_config *cfg)
 	rc = leap_table_init(&a->streams, cfg->streams, LEAP_HSIZE_MAX);
 	if (rc)
 		return rc;
-	rc = leap_pageset_init(&a->prefetched, cfg->prefetched_max);
-	if (rc) {
-		leap_table_free(&a->streams);
-		return rc;
-	}
-	prefetch_init(&a->pf, &a->prefetched, true);
+	prefetch_init(&a->pf, -1, true);
 	a->prefetch_ok = prefetch_probe_willneed(&why);
 	a->prefetch_why = why;
 	a->next_slot = 1; /* slot 0 collects pid targets */
 	return 0;
 }
 
+void agent_attach_observer(struct agent *a, struct leap_observer *obs)
+{
+	a->obs = obs;
+	a->pf.prefetched_fd = leap_observer_map_fd(obs, "prefetched");
+}
+
 void agent_fini(struct agent *a)
 {
 	prefetch_close(&a->pf);
-	leap_pageset_free(&a->prefetched);
 	leap_table_free(&a->streams);
 }
 
@@ -205,6 +206,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	struct agent_target *t;
 	struct leap_stream *s;
 	struct leap_stream_key_t key;
+	struct leap_decision dec;
 	uint64_t page = ev->addr >> LEAP_PAGE_SHIFT;
 	bool ours, hit;
 	uint32_t n;
@@ -214,7 +216,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	t = target_of(a, ev);
 	if (!t || t->policy.mode == AGENT_MODE_OFF)
 		return 0;
-	ours = leap_pageset_take(&a->prefetched, ev->tgid, page);
+	ours = ev->flags & LEAP_EV_PREFETCHED;
 	if (ev->flags & LEAP_EV_MAJOR) {
 		hit = false;
 		a->c.late += ours;
@@ -232,10 +234,12 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	key = leap_key_make(t->policy.params.key, ev->cgroup_id, ev->tgid, ev->tid);
 	s = leap_table_get(&a->streams, &key, t->policy.params.hsize, ev->ts_ns);
 	n = leap_stream_access(s, &t->policy.params, page, hit, cands, LEAP_PW_LIMIT,
-			       NULL);
+			       &dec);
 	if (n == 0 || t->policy.mode != AGENT_MODE_LEAP || !a->prefetch_ok)
 		return 0;
-	rc = prefetch_pages(&a->pf, ev->tgid, cands, n);
+	a->c.lookaheads += dec.lookahead;
+	rc = prefetch_pages(&a->pf, ev->tgid, cands, n,
+			    s->ra_armed ? s->ra_marker : UINT64_MAX);
 	if (rc > 0) {
 		uint64_t lat = mono_ns() - ev->ts_ns;
 

@@ -11,7 +11,6 @@
 
 #include "config.h"
 #include "leap/engine.h"
-#include "leap/pageset.h"
 #include "observer.h"
 #include "prefetch.h"
 
@@ -35,6 +34,7 @@ struct agent_counters {
 	uint64_t ignored;     /* minor faults that were not swap faults */
 	uint64_t hits;	      /* faults on pages we prefetched */
 	uint64_t late;	      /* major faults on pages we had prefetched */
+	uint64_t lookaheads;  /* windows issued by a hit on a marker */
 	uint64_t prefetched;  /* pages issued */
 	uint64_t exited;      /* processes seen gone */
 };
@@ -43,7 +43,6 @@ struct agent {
 	struct agent_config config;
 	struct leap_observer *obs;
 	struct leap_table streams;
-	struct leap_pageset prefetched;
 	struct prefetcher pf;
 	bool prefetch_ok; /* the kernel takes process_madvise(WILLNEED) */
 	const char *prefetch_why;
@@ -59,6 +58,8 @@ struct agent {
 
 /* Sets up everything but the observer (opened by the caller). */
 int agent_init(struct agent *a, const struct agent_config *cfg);
+/* Once the observer is open: hand its prefetched-page map to the prefetcher. */
+void agent_attach_observer(struct agent *a, struct leap_observer *obs);
 void agent_fini(struct agent *a);
 /* Adds a cgroup (by v2 directory) or a pid with its policy. */
 int agent_add_cgroup(struct agent *a, const char *path, const struct agent_policy *pol,

@@ -68,7 +68,6 @@ void agent_config_default(struct agent_config *c)
 	c->ring_kb = 4096;
 	c->streams = 4096;
 	c->idle_timeout_s = 60;
-	c->prefetched_max = 1u << 18;
 }
 
 static int fail(struct parse_state *st, const char *fmt, const char *a, const char *b)
@@ -162,8 +161,6 @@ static int set_agent_key(struct parse_state *st, const char *key, const char *v)
 		{"streams", 1, 1 << 20, offsetof(struct agent_config, streams)},
 		{"idle_timeout_s", 1, 86400,
 		 offsetof(struct agent_config, idle_timeout_s)},
-		{"prefetched_max", 1024, 1 << 24,
-		 offsetof(struct agent_config, prefetched_max)},
 	};
 	unsigned long long x;
 

@@ -35,7 +35,6 @@ struct agent_config {
 	unsigned ring_kb;	 /* BPF ring buffer size */
 	unsigned streams;	 /* stream table capacity */
 	unsigned idle_timeout_s; /* streams idle this long are dropped */
-	unsigned prefetched_max; /* pages remembered for hit detection */
 };
 
 void agent_config_default(struct agent_config *c);

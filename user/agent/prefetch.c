@@ -11,6 +11,10 @@
  * out (bit 62, "page swapped", Documentation/admin-guide/mm/pagemap.rst):
  * resident or never-touched pages would be no-ops for the kernel but would
  * count as prefetched and, later, as false hits.
+ *
+ * Hits are detected in BPF: the pages we are about to advise go into the
+ * leap_prefetched map first (so a fault racing with process_madvise is
+ * still seen as ours), and ranges the kernel then refuses are taken out.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +27,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <bpf/bpf.h>
+
+#include "leap_event.h"
 #include "prefetch.h"
 
 #define PAGE_SHIFT	 12
@@ -44,13 +51,12 @@ static ssize_t sys_process_madvise(int pidfd, const struct iovec *iov, size_t n,
 	return syscall(SYS_process_madvise, pidfd, iov, n, advice, 0);
 }
 
-void prefetch_init(struct prefetcher *p, struct leap_pageset *prefetched,
-		   bool use_pagemap)
+void prefetch_init(struct prefetcher *p, int prefetched_map_fd, bool use_pagemap)
 {
 	memset(p, 0, sizeof(*p));
 	for (int i = 0; i < PREFETCH_FD_CACHE; i++)
 		p->procs[i].pidfd = p->procs[i].pagemap_fd = -1;
-	p->prefetched = prefetched;
+	p->prefetched_fd = prefetched_map_fd;
 	p->use_pagemap = use_pagemap;
 }
 
@@ -196,9 +202,45 @@ static int advise_all(struct prefetcher *p, int pidfd, struct iovec *iov, size_t
 	return 0;
 }
 
-int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n)
+/* Adds pages[0..n) of tgid to the BPF prefetched-page map, in one call. */
+static void record_pages(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
+			 uint32_t n, uint64_t marker)
 {
-	struct iovec iov[LEAP_PREFETCH_MAX_PAGES];
+	struct leap_pf_key keys[LEAP_PREFETCH_MAX_PAGES];
+	__u32 vals[LEAP_PREFETCH_MAX_PAGES], count = n;
+
+	if (p->prefetched_fd < 0)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		keys[i] = (struct leap_pf_key){.tgid = tgid, .page = pages[i]};
+		vals[i] = pages[i] == marker ? LEAP_PF_MARKER : 0;
+	}
+	if (bpf_map_update_batch(p->prefetched_fd, keys, vals, &count, NULL) == 0)
+		return;
+	/* Batch operations need 5.6; one by one works everywhere. */
+	for (uint32_t i = 0; i < n; i++)
+		if (bpf_map_update_elem(p->prefetched_fd, &keys[i], &vals[i], BPF_ANY))
+			p->stats.map_errors++;
+}
+
+/* Takes a range the kernel refused back out of the map. */
+static void forget_range(struct prefetcher *p, uint32_t tgid, const struct iovec *r)
+{
+	uint64_t first = (uintptr_t)r->iov_base >> PAGE_SHIFT;
+
+	if (p->prefetched_fd < 0)
+		return;
+	for (uint64_t k = 0; k < r->iov_len >> PAGE_SHIFT; k++) {
+		struct leap_pf_key key = {.tgid = tgid, .page = first + k};
+
+		bpf_map_delete_elem(p->prefetched_fd, &key);
+	}
+}
+
+int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n,
+		   uint64_t marker)
+{
+	struct iovec iov[LEAP_PREFETCH_MAX_PAGES], orig_len[LEAP_PREFETCH_MAX_PAGES];
 	struct prefetch_proc *pr;
 	uint64_t issued = 0;
 	uint32_t m = 0, niov = 0;
@@ -239,7 +281,12 @@ int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_
 		iov[niov].iov_len = 1ULL << PAGE_SHIFT;
 		niov++;
 	}
+	record_pages(p, tgid, pages, m, marker);
+	memcpy(orig_len, iov, niov * sizeof(*iov));
 	rc = advise_all(p, pr->pidfd, iov, niov, &issued);
+	for (uint32_t i = 0; i < niov; i++)
+		if (iov[i].iov_len == 0)
+			forget_range(p, tgid, &orig_len[i]);
 	if (rc == -ESRCH) {
 		p->stats.gone++;
 		prefetch_forget(p, tgid);
@@ -248,11 +295,6 @@ int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_
 	}
 	if (rc < 0 && issued == 0)
 		return rc;
-	/* Remember what was issued, for hit detection. */
-	for (uint32_t i = 0; i < niov; i++)
-		for (uint64_t k = 0; k < iov[i].iov_len >> PAGE_SHIFT; k++)
-			leap_pageset_add(p->prefetched, tgid,
-					 ((uintptr_t)iov[i].iov_base >> PAGE_SHIFT) + k);
 	p->stats.issued += issued;
 	return (int)issued;
 }

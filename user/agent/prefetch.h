@@ -9,8 +9,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "leap/pageset.h"
-
 #define PREFETCH_FD_CACHE	64
 #define LEAP_PREFETCH_MAX_PAGES 1024 /* one engine window at most */
 
@@ -22,6 +20,7 @@ struct prefetch_stats {
 	uint64_t syscalls;    /* process_madvise calls */
 	uint64_t gone;	      /* ESRCH: process exited */
 	uint64_t denied;      /* EPERM / EACCES */
+	uint64_t map_errors;  /* prefetched-map updates that failed */
 };
 
 struct prefetch_proc {
@@ -33,22 +32,24 @@ struct prefetch_proc {
 
 struct prefetcher {
 	struct prefetch_proc procs[PREFETCH_FD_CACHE];
-	struct leap_pageset *prefetched; /* pages issued and not yet faulted */
+	int prefetched_fd; /* BPF leap_prefetched map, -1: none (tests) */
 	bool use_pagemap;
 	uint64_t clock;
 	struct prefetch_stats stats;
 };
 
-void prefetch_init(struct prefetcher *p, struct leap_pageset *prefetched,
-		   bool use_pagemap);
+void prefetch_init(struct prefetcher *p, int prefetched_map_fd, bool use_pagemap);
 void prefetch_close(struct prefetcher *p);
 /*
- * Asks the kernel to read these pages of tgid into its swap cache.  pages[]
+ * Asks the kernel to read these pages of tgid into its swap cache, after
+ * recording them in the BPF prefetched-page map (marker, if among them, is
+ * flagged LEAP_PF_MARKER: a hit on it wakes the agent at once).  pages[]
  * is reordered.  Returns pages issued (>= 0), or -ESRCH when the process is
  * gone, -EPERM when we may not touch it, -EINVAL/-ENOSYS when the kernel
  * refuses WILLNEED (caller switches to observing).
  */
-int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n);
+int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n,
+		   uint64_t marker);
 /* Forgets a process (it exited). */
 void prefetch_forget(struct prefetcher *p, uint32_t tgid);
 /* Whether this kernel accepts process_madvise(MADV_WILLNEED): 1 yes, 0 no. */
