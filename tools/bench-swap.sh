@@ -220,12 +220,8 @@ run_row()
 			--policy "$policy" --json "$ajson" -- "${wlcmd[@]}" >"$out" 2>"$err" &
 		local pid=$!
 		fixture_track_pid "$pid"
-		wait "$pid"
+		wait_through_signals "$pid"
 		rc=$?
-		while [ $rc -gt 128 ] && kill -0 "$pid" 2>/dev/null; do
-			wait "$pid"
-			rc=$?
-		done
 		;;
 	esac
 	local in1 ra1 rh1

@@ -523,6 +523,30 @@ static double ratio(uint64_t a, uint64_t b)
 }
 
 /* The summary both subcommands print when they stop. */
+/* Named counters into a JSON object. */
+struct u64_field {
+	const char *name;
+	uint64_t v;
+};
+
+static void add_u64s(json_object *o, const struct u64_field *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		json_object_object_add(o, f[i].name, json_object_new_uint64(f[i].v));
+}
+
+/* accuracy = hits / prefetched; coverage = hits / (hits + misses). */
+static void add_rates(json_object *o, const struct leap_cg_stats *s)
+{
+	json_object_object_add(
+		o, "accuracy",
+		json_object_new_double(ratio(s->prefetch_hits, s->prefetches)));
+	json_object_object_add(
+		o, "coverage",
+		json_object_new_double(
+			ratio(s->prefetch_hits, s->prefetch_hits + s->swapin_misses)));
+}
+
 static json_object *summary(struct agent *a, double wall_s, double cpu_s, bool bpf_stats)
 {
 	struct leap_cg_stats s;
@@ -532,31 +556,26 @@ static json_object *summary(struct agent *a, double wall_s, double cpu_s, bool b
 	json_object_object_add(o, "wall_s", json_object_new_double(wall_s));
 	json_object_object_add(o, "hook",
 			       json_object_new_string(leap_observer_hook_name(a->obs)));
-	json_object_object_add(o, "faults", json_object_new_uint64(s.faults));
-	json_object_object_add(o, "swapin_misses",
-			       json_object_new_uint64(s.swapin_misses));
-	json_object_object_add(o, "prefetched", json_object_new_uint64(s.prefetches));
-	json_object_object_add(o, "hits", json_object_new_uint64(s.prefetch_hits));
-	json_object_object_add(
-		o, "accuracy",
-		json_object_new_double(ratio(s.prefetch_hits, s.prefetches)));
-	json_object_object_add(
-		o, "coverage",
-		json_object_new_double(
-			ratio(s.prefetch_hits, s.prefetch_hits + s.swapin_misses)));
-	json_object_object_add(o, "events_sent", json_object_new_uint64(s.events_sent));
-	json_object_object_add(o, "events_dropped",
-			       json_object_new_uint64(s.events_dropped));
-	json_object_object_add(o, "events", json_object_new_uint64(a->c.events));
-	json_object_object_add(o, "events_ignored", json_object_new_uint64(a->c.ignored));
-	json_object_object_add(o, "swap_faults",
-			       json_object_new_uint64(a->c.swap_faults));
-	json_object_object_add(o, "late_prefetches", json_object_new_uint64(a->c.late));
-	json_object_object_add(o, "lookaheads", json_object_new_uint64(a->c.lookaheads));
-	json_object_object_add(o, "prefetch_syscalls",
-			       json_object_new_uint64(a->pf.stats.syscalls));
-	json_object_object_add(o, "prefetch_not_swapped",
-			       json_object_new_uint64(a->pf.stats.not_swapped));
+	{
+		const struct u64_field f[] = {
+			{"faults", s.faults},
+			{"swapin_misses", s.swapin_misses},
+			{"prefetched", s.prefetches},
+			{"hits", s.prefetch_hits},
+			{"events_sent", s.events_sent},
+			{"events_dropped", s.events_dropped},
+			{"events", a->c.events},
+			{"events_ignored", a->c.ignored},
+			{"swap_faults", a->c.swap_faults},
+			{"late_prefetches", a->c.late},
+			{"lookaheads", a->c.lookaheads},
+			{"prefetch_syscalls", a->pf.stats.syscalls},
+			{"prefetch_not_swapped", a->pf.stats.not_swapped},
+		};
+
+		add_u64s(o, f, sizeof(f) / sizeof(f[0]));
+	}
+	add_rates(o, &s);
 	json_object_object_add(
 		o, "agent_cpu_us_per_event",
 		json_object_new_double(a->c.events ? cpu_s * 1e6 / (double)a->c.events
@@ -893,28 +912,20 @@ static int read_stats(int fd, json_object *arr, bool json)
 			json_object *o = json_object_new_object();
 
 			json_object_object_add(o, "slot", json_object_new_int((int)k));
-			json_object_object_add(o, "cgroup_id",
-					       json_object_new_uint64(s.cgroup_id));
-			json_object_object_add(o, "faults",
-					       json_object_new_uint64(s.faults));
-			json_object_object_add(o, "swapin_misses",
-					       json_object_new_uint64(s.swapin_misses));
-			json_object_object_add(o, "events_sent",
-					       json_object_new_uint64(s.events_sent));
-			json_object_object_add(o, "events_dropped",
-					       json_object_new_uint64(s.events_dropped));
-			json_object_object_add(o, "prefetches",
-					       json_object_new_uint64(s.prefetches));
-			json_object_object_add(o, "prefetch_hits",
-					       json_object_new_uint64(s.prefetch_hits));
-			json_object_object_add(o, "accuracy",
-					       json_object_new_double(ratio(
-						       s.prefetch_hits, s.prefetches)));
-			json_object_object_add(
-				o, "coverage",
-				json_object_new_double(
-					ratio(s.prefetch_hits,
-					      s.prefetch_hits + s.swapin_misses)));
+			{
+				const struct u64_field f[] = {
+					{"cgroup_id", s.cgroup_id},
+					{"faults", s.faults},
+					{"swapin_misses", s.swapin_misses},
+					{"events_sent", s.events_sent},
+					{"events_dropped", s.events_dropped},
+					{"prefetches", s.prefetches},
+					{"prefetch_hits", s.prefetch_hits},
+				};
+
+				add_u64s(o, f, sizeof(f) / sizeof(f[0]));
+			}
+			add_rates(o, &s);
 			json_object_array_add(arr, o);
 		} else {
 			printf("%-5u %-10llu %12llu %12llu %12llu %10llu %12llu %12llu "

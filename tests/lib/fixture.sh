@@ -349,12 +349,8 @@ memcg_run_timeout()
 	memcg_run "$h" timeout --kill-after=5 "$secs" "$@" &
 	pid=$!
 	fixture_track_pid "$pid"
-	wait "$pid"
+	wait_through_signals "$pid"
 	rc=$?
-	while [ $rc -gt 128 ] && kill -0 "$pid" 2>/dev/null; do
-		wait "$pid"
-		rc=$?
-	done
 	[ $rc -eq 124 ] && _fx_err "timed out after ${secs}s: $*"
 	return $rc
 }

@@ -187,6 +187,20 @@ done_testing()
 # The pid of the command run_timeout is waiting for (for signal handlers).
 TAP_BG_PID=
 
+# Waits for a background PID and returns its status.  A trapped signal
+# interrupts wait (status > 128) while the process runs on: wait again.
+wait_through_signals()
+{
+	local pid=$1 rc
+	wait "$pid"
+	rc=$?
+	while [ $rc -gt 128 ] && kill -0 "$pid" 2>/dev/null; do
+		wait "$pid"
+		rc=$?
+	done
+	return $rc
+}
+
 run_timeout()
 {
 	local secs=$1 rc
@@ -197,13 +211,8 @@ run_timeout()
 	if declare -F fixture_track_pid >/dev/null && [ -n "${FX_STATE:-}" ]; then
 		fixture_track_pid "$TAP_BG_PID"
 	fi
-	wait "$TAP_BG_PID"
+	wait_through_signals "$TAP_BG_PID"
 	rc=$?
-	# A trapped signal interrupts wait (status > 128) while the command runs on.
-	while [ $rc -gt 128 ] && kill -0 "$TAP_BG_PID" 2>/dev/null; do
-		wait "$TAP_BG_PID"
-		rc=$?
-	done
 	TAP_BG_PID=
 	[ $rc -eq 124 ] && diag "run_timeout: '$*' killed after ${secs}s"
 	return $rc
