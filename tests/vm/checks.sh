@@ -1,0 +1,188 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tests/vm/checks.sh OUTDIR [--swap-dev DEV] [--footprint SIZE] [--limit SIZE]
+#                    [--run-timeout S] [--compute-ns NS]
+#
+# The per-kernel checks of the VM test bed, the same in every guest and on
+# the host (the matrix's host row).  TAP on stdout; OUTDIR gets status.txt,
+# the agent's JSON and logs, and results.env (read by tests/vm/matrix.sh):
+#
+#   KERNEL BTF RINGBUF BPF_LOADS HOOK MADVISE FENTRY FENTRY_ERR EVENTS
+#   PREFETCHED HITS MISSES_LEAP MISSES_OFF WALL_LEAP WALL_OFF TP_EVENTS
+#   TRACEPOINT TP_ERR OBSERVE_ONLY PASSED FAILED TOTAL
+#
+# Swap: --swap-dev DEV (the guest's virtio disk: mkswap + swapon here), or
+# by default a swap file on the root filesystem from tests/lib/fixture.sh.
+# The workload is leap-workload stride:16 over --footprint (default 64M)
+# under leap-agent run --memory-limit (default half the footprint), with
+# --compute-ns of work after each access (default 0).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/lib/fixture.sh
+. "$repo/tests/lib/fixture.sh"
+BIN=$repo/bin
+
+out=${1:?usage: checks.sh OUTDIR [--swap-dev DEV] [--footprint SIZE] [--limit SIZE]}
+shift
+swap_dev= footprint=64M limit= run_to=180 compute_ns=0
+while [ $# -gt 0 ]; do
+	case $1 in
+	--swap-dev) swap_dev=$2; shift 2 ;;
+	--footprint) footprint=$2; shift 2 ;;
+	--limit) limit=$2; shift 2 ;;
+	--run-timeout) run_to=$2; shift 2 ;;
+	--compute-ns) compute_ns=$2; shift 2 ;;
+	*) bail_out "checks.sh: unknown option $1" ;;
+	esac
+done
+if [ -z "$limit" ]; then
+	n=${footprint%[KMG]}
+	limit=$((n / 2))${footprint#"$n"}
+fi
+mkdir -p "$out"
+res=$out/results.env
+: >"$res"
+put()
+{
+	printf '%s=%q\n' "$1" "$2" >>"$res"
+}
+jget()
+{
+	jq -r "$2 // empty" "$1" 2>/dev/null
+}
+
+require_root
+fixture_init
+put KERNEL "$(uname -r)"
+note "kernel $(uname -r), footprint $footprint, memory limit $limit"
+
+# ---- swap ------------------------------------------------------------------
+if [ -n "$swap_dev" ]; then
+	mkswap -q "$swap_dev" >/dev/null && swapon -p 1000 "$swap_dev"
+	ok $? "swap on $swap_dev" || bail_out "no swap on $swap_dev"
+	fixture_register swapoff "$swap_dev"
+else
+	sw=$(swap_file_on 256)
+	ok $? "swap file $sw" || bail_out "no swap file"
+fi
+note "$(cat /proc/swaps)"
+
+# ---- status: what the kernel offers -----------------------------------------
+"$BIN/leap-agent" status >"$out/status.txt" 2>"$out/status.err"
+ok $? "leap-agent status exits 0" || diag "$(cat "$out/status.err")"
+note "$(cat "$out/status.txt")"
+field()
+{
+	sed -n "s/^$1: *//p" "$out/status.txt" | head -n 1
+}
+btf=$(field btf)
+hook=$(field "hook path")
+madv=$(field process_madvise)
+put BTF "$btf"
+put RINGBUF "$(field "ring buffer")"
+put HOOK "$hook"
+put MADVISE "$madv"
+is "$btf" yes "status: kernel BTF at /sys/kernel/btf/vmlinux"
+case $hook in
+fentry | tracepoint) loads=yes ;;
+*) loads=no ;;
+esac
+put BPF_LOADS "$loads"
+is "$loads" yes "status: the BPF observer loads (hook path: $hook)"
+prefetching=0
+[ "$madv" = "WILLNEED supported" ] && prefetching=1
+
+# agent_run NAME ARGS... -- CMD...: leap-agent run with the JSON in OUTDIR.
+agent_run()
+{
+	local name=$1
+	shift
+	run_timeout "$run_to" "$BIN/leap-agent" run --json "$out/$name.json" "$@" \
+		>"$out/$name.out" 2>"$out/$name.err"
+}
+
+# ---- fentry forced: loads exactly where status picked it ---------------------
+agent_run fentry --hook fentry --policy leap -- true
+frc=$?
+ferr=$(grep -v '^leap-agent: wall' "$out/fentry.err" | tr '\n' ' ' | sed 's/ *$//')
+if [ $frc = 0 ] && [ "$(jget "$out/fentry.json" .hook)" = fentry ]; then
+	put FENTRY yes
+	is "$hook" fentry "forced --hook fentry loads, and status picks it"
+else
+	put FENTRY no
+	put FENTRY_ERR "$ferr"
+	isnt "$hook" fentry "forced --hook fentry refused (status $frc), and status does not pick it"
+	note "fentry refused: $ferr"
+fi
+
+# ---- the workload under leap (hook auto) ---------------------------------------
+wl=("$BIN/leap-workload" --pattern stride:16 --footprint "$footprint" --compute-ns "$compute_ns")
+agent_run leap --memory-limit "$limit" --policy leap -- "${wl[@]}"
+rc=$?
+j=$out/leap.json
+ok $rc "leap: workload ran and its data is intact (exit $rc)" || diag "$(tail -n 5 "$out/leap.err")"
+note "$(grep -h 'leap-agent' "$out/leap.err")"
+is "$(jget "$j" .hook)" "$hook" "leap: run uses the hook status names"
+events=$(jget "$j" .events)
+put EVENTS "${events:-0}"
+put PREFETCHED "$(jget "$j" .prefetched)"
+put HITS "$(jget "$j" .hits)"
+put MISSES_LEAP "$(jget "$j" .swapin_misses)"
+put WALL_LEAP "$(jget "$j" .wall_s)"
+cmp_ok "${events:-0}" '>' 0 "leap: events seen"
+cmp_ok "$(jget "$j" .swapin_misses)" '>' 0 "leap: the workload swapped (swap-in misses)"
+if [ $prefetching = 1 ]; then
+	put OBSERVE_ONLY no
+	cmp_ok "$(jget "$j" .prefetched)" '>' 0 "leap: prefetches issued (process_madvise)"
+	cmp_ok "$(jget "$j" .hits)" '>' 0 "leap: prefetched pages hit"
+else
+	put OBSERVE_ONLY yes
+	grep -q ': observing only' "$out/leap.err"
+	ok $? "leap: says it observes only ($madv)" || diag "$(cat "$out/leap.err")"
+	is "$(jget "$j" .prefetched)" 0 "leap: no prefetches where the kernel refuses WILLNEED"
+fi
+
+# ---- the tracepoint path on the same kernel -------------------------------------
+# It needs the memcg/count_memcg_events tracepoint (kernels from ~6.13): where
+# tracefs lists it the forced run must work, elsewhere the agent must refuse
+# with a reason instead of running half-blind.
+agent_run tp --hook tracepoint --memory-limit "$limit" --policy leap -- "${wl[@]}"
+rc=$?
+tp_err=$(grep -v '^leap-agent: wall' "$out/tp.err" | tr '\n' ' ' | sed 's/ *$//')
+if [ -d /sys/kernel/tracing/events/memcg/count_memcg_events ] ||
+	[ -d /sys/kernel/debug/tracing/events/memcg/count_memcg_events ]; then
+	put TRACEPOINT yes
+	ok $rc "tracepoint: workload ran and its data is intact (exit $rc)" || diag "$tp_err"
+	is "$(jget "$out/tp.json" .hook)" tracepoint "tracepoint: hook forced"
+	put TP_EVENTS "$(jget "$out/tp.json" .events)"
+	cmp_ok "$(jget "$out/tp.json" .events)" '>' 0 "tracepoint: events seen"
+else
+	put TRACEPOINT no
+	put TP_ERR "$tp_err"
+	isnt "$rc" 0 "tracepoint: refused on a kernel without memcg/count_memcg_events"
+	like "$tp_err" 'count_memcg_events' "tracepoint: the refusal names the missing tracepoint"
+	note "tracepoint refused: $tp_err"
+fi
+
+# ---- baseline: no prefetching -----------------------------------------------------
+agent_run off --memory-limit "$limit" --policy off -- "${wl[@]}"
+rc=$?
+ok $rc "off: workload ran and its data is intact (exit $rc)" || diag "$(tail -n 5 "$out/off.err")"
+put MISSES_OFF "$(jget "$out/off.json" .swapin_misses)"
+put WALL_OFF "$(jget "$out/off.json" .wall_s)"
+if [ $prefetching = 1 ]; then
+	cmp_ok "$(jget "$j" .swapin_misses)" '<' "$(jget "$out/off.json" .swapin_misses)" \
+		"leap: fewer swap-in misses than without prefetching"
+fi
+
+# ---- the agent cleans up after itself ------------------------------------------------
+cg2=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
+left=$(ls -d "$cg2"/leap-run-* /sys/fs/cgroup/memory/leap-run-* /sys/fs/bpf/leap 2>/dev/null)
+[ -z "$left" ]
+ok $? "no leap-run cgroups or BPF pins left behind" || diag "$left"
+
+put PASSED "$((_tap_n - $(tap_failures)))"
+put FAILED "$(tap_failures)"
+put TOTAL "$_tap_n"
+done_testing
