@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * leap wire protocol: what leap-swapd (through user/memclient) and the
+ * leap-memd memory servers say to each other.  Versioned and length-checked:
+ * every message is a fixed header plus `length` payload bytes, and the
+ * decoder refuses anything whose lengths, counts or offsets do not add up
+ * before a single payload byte is trusted.
+ *
+ * All integers are little-endian.  Header, LEAP_WIRE_HDR_SIZE bytes:
+ *   0  u32 magic      LEAP_WIRE_MAGIC
+ *   4  u16 version    LEAP_WIRE_VERSION (no other version is accepted)
+ *   6  u8  opcode     LEAP_WOP_*
+ *   7  u8  flags      LEAP_WF_REPLY on replies; other bits must be 0
+ *   8  u64 req_id     chosen by the client, echoed in the reply
+ *   16 u32 length     payload bytes that follow (<= LEAP_WIRE_MAX_PAYLOAD)
+ *   20 u32 reserved   0
+ *
+ * Payloads (request / reply):
+ *   HELLO  req  u16 min_version, u16 max_version, u32 reserved (0)
+ *          rep  u32 page_size, u32 max_batch, u64 capacity_pages,
+ *               u64 instance (random per server start), u8 nonce[32]
+ *   AUTH   req  u8 mac[32] = HMAC-SHA256(secret, nonce)
+ *          rep  (empty)
+ *   READ   req  u32 dev, u32 count, u64 offset[count]
+ *          rep  u32 dev, u32 count, u64 present (bit i: page i was ever
+ *               written on this server), count pages (absent ones zeroed)
+ *   WRITE  req  u32 dev, u32 count, u64 offset[count], count pages
+ *          rep  u32 dev, u32 count
+ *   STATS  req  (empty)
+ *          rep  u32 n, u32 reserved (0), u64 value[n]  (LEAP_WSTAT_* order)
+ *   ERROR  rep  u32 code (LEAP_WERR_*), u32 msg_len, msg_len bytes of text
+ * Offsets are byte offsets on the device, page-aligned and below
+ * LEAP_WIRE_MAX_OFFSET; 1 <= count <= LEAP_WIRE_MAX_BATCH.
+ *
+ * A connection must HELLO then AUTH before anything else; the server closes
+ * it after any error except LEAP_WERR_RANGE / LEAP_WERR_NOSPACE (the message
+ * itself was well-formed, so the stream is still in sync).
+ */
+#ifndef LEAP_WIRE_H
+#define LEAP_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LEAP_WIRE_MAGIC	     0x5750414CU /* "LAPW" read as little-endian bytes */
+#define LEAP_WIRE_VERSION    1
+#define LEAP_WIRE_HDR_SIZE   24
+#define LEAP_WIRE_PAGE_SIZE  4096
+#define LEAP_WIRE_MAX_BATCH  64 /* pages per READ/WRITE: one u64 presence mask */
+#define LEAP_WIRE_NONCE_LEN  32
+#define LEAP_WIRE_MAC_LEN    32
+#define LEAP_WIRE_MAX_ERRMSG 128
+#define LEAP_WIRE_MAX_STATS  32
+/* 256 TiB per device: far beyond any swap device, small enough that
+ * offset + page size never overflows and a bogus offset is caught early. */
+#define LEAP_WIRE_MAX_OFFSET (1ULL << 48)
+#define LEAP_WIRE_IO_HDR     8 /* u32 dev, u32 count */
+/* The largest payload: a full WRITE request. */
+#define LEAP_WIRE_MAX_PAYLOAD                                                            \
+	(LEAP_WIRE_IO_HDR + LEAP_WIRE_MAX_BATCH * (8 + LEAP_WIRE_PAGE_SIZE))
+#define LEAP_WIRE_MAX_MSG (LEAP_WIRE_HDR_SIZE + LEAP_WIRE_MAX_PAYLOAD)
+
+#define LEAP_WIRE_HELLO_REQ_LEN 8
+#define LEAP_WIRE_HELLO_REP_LEN (4 + 4 + 8 + 8 + LEAP_WIRE_NONCE_LEN)
+
+enum leap_wire_op {
+	LEAP_WOP_HELLO = 1,
+	LEAP_WOP_AUTH = 2,
+	LEAP_WOP_READ = 3,
+	LEAP_WOP_WRITE = 4,
+	LEAP_WOP_STATS = 5,
+	LEAP_WOP_ERROR = 6,
+	LEAP_WOP_MAX = LEAP_WOP_ERROR,
+};
+
+#define LEAP_WF_REPLY 0x01
+
+/* Error codes: on the wire in ERROR replies, and (negated) as the decoder's
+ * return values. */
+enum leap_wire_err {
+	LEAP_WERR_OK = 0,
+	LEAP_WERR_SHORT = 1,   /* fewer bytes than the header/payload needs */
+	LEAP_WERR_MAGIC = 2,   /* bad magic */
+	LEAP_WERR_VERSION = 3, /* unsupported version */
+	LEAP_WERR_OP = 4,      /* unknown opcode or flags */
+	LEAP_WERR_LENGTH = 5,  /* length field disagrees with the payload */
+	LEAP_WERR_BATCH = 6,   /* count 0 or above LEAP_WIRE_MAX_BATCH */
+	LEAP_WERR_OFFSET = 7,  /* unaligned or beyond LEAP_WIRE_MAX_OFFSET */
+	LEAP_WERR_AUTH = 8,    /* authentication failed or missing */
+	LEAP_WERR_STATE = 9,   /* message not allowed now (e.g. READ before AUTH) */
+	LEAP_WERR_RANGE = 10,  /* offset beyond what the server holds */
+	LEAP_WERR_NOSPACE = 11,
+	LEAP_WERR_INTERNAL = 12,
+	LEAP_WERR_MAX = LEAP_WERR_INTERNAL,
+};
+
+enum leap_wire_stat {
+	LEAP_WSTAT_CAPACITY_PAGES,
+	LEAP_WSTAT_USED_PAGES,
+	LEAP_WSTAT_READ_REQS,
+	LEAP_WSTAT_WRITE_REQS,
+	LEAP_WSTAT_PAGES_READ,
+	LEAP_WSTAT_PAGES_WRITTEN,
+	LEAP_WSTAT_CLIENTS,	  /* connected now */
+	LEAP_WSTAT_CLIENTS_TOTAL, /* accepted since start */
+	LEAP_WSTAT_AUTH_FAILURES,
+	LEAP_WSTAT_BAD_MESSAGES,
+	LEAP_WSTAT_NR,
+};
+
+struct leap_wire_hdr {
+	uint32_t magic;
+	uint16_t version;
+	uint8_t opcode;
+	uint8_t flags;
+	uint64_t req_id;
+	uint32_t length;
+};
+
+/* A decoded message.  Pointers point into the decoded buffer. */
+struct leap_wire_msg {
+	struct leap_wire_hdr hdr;
+	union {
+		struct {
+			uint16_t min_version, max_version;
+		} hello;
+		struct {
+			uint32_t page_size, max_batch;
+			uint64_t capacity_pages, instance;
+			const uint8_t *nonce;
+		} hello_rep;
+		struct {
+			const uint8_t *mac;
+		} auth;
+		struct {
+			uint32_t dev, count;
+			uint64_t present;		      /* READ reply */
+			uint64_t offset[LEAP_WIRE_MAX_BATCH]; /* requests */
+			const uint8_t *pages;		      /* WRITE req, READ rep */
+		} io;
+		struct {
+			uint32_t n;
+			uint64_t value[LEAP_WIRE_MAX_STATS];
+		} stats;
+		struct {
+			uint32_t code, msg_len;
+			const char *msg; /* not NUL-terminated */
+		} error;
+	} u;
+};
+
+/* Names for logs; never NULL. */
+const char *leap_wire_op_name(unsigned op);
+const char *leap_wire_err_name(unsigned err);
+
+/*
+ * Decodes and validates a header from len bytes.  Returns 0, or
+ * -LEAP_WERR_SHORT / _MAGIC / _VERSION / _OP / _LENGTH.  A transport reads
+ * the header first and uses this to refuse an oversize length before
+ * reading (or allocating for) the payload.
+ */
+int leap_wire_decode_hdr(const void *buf, size_t len, struct leap_wire_hdr *h);
+
+/*
+ * Decodes one whole message (header + payload, exactly len bytes) into m,
+ * validating every field.  Returns 0 or a negative LEAP_WERR_*.
+ */
+int leap_wire_decode(const void *buf, size_t len, struct leap_wire_msg *m);
+
+/*
+ * Encoders write into buf (cap bytes) and return the message size, or -1 if
+ * cap is too small or an argument is out of range (count, offsets, ...).
+ */
+long leap_wire_enc_hello(void *buf, size_t cap, uint64_t id);
+long leap_wire_enc_hello_rep(void *buf, size_t cap, uint64_t id, uint64_t capacity_pages,
+			     uint64_t instance, const uint8_t nonce[LEAP_WIRE_NONCE_LEN]);
+long leap_wire_enc_auth(void *buf, size_t cap, uint64_t id,
+			const uint8_t mac[LEAP_WIRE_MAC_LEN]);
+long leap_wire_enc_empty(void *buf, size_t cap, unsigned op, unsigned flags, uint64_t id);
+/*
+ * READ / WRITE requests: header, dev, count and offsets.  For a WRITE the
+ * header's length includes count pages, which the caller sends right after
+ * the returned bytes (so pages need no copy).
+ */
+long leap_wire_enc_io_req(void *buf, size_t cap, unsigned op, uint64_t id, uint32_t dev,
+			  uint32_t count, const uint64_t *offset);
+/* READ reply prefix (the caller appends count pages) and WRITE reply. */
+long leap_wire_enc_read_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
+			    uint32_t count, uint64_t present);
+long leap_wire_enc_write_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
+			     uint32_t count);
+long leap_wire_enc_stats_rep(void *buf, size_t cap, uint64_t id, const uint64_t *value,
+			     uint32_t n);
+long leap_wire_enc_error(void *buf, size_t cap, uint64_t id, uint32_t code,
+			 const char *msg);
+
+/* ---- authentication (user/wire/auth.c, OpenSSL libcrypto) --------------- */
+
+#define LEAP_SECRET_MIN 16
+#define LEAP_SECRET_MAX 4096
+
+/* Fills nonce from the OS CSPRNG; 0 or -1. */
+int leap_wire_nonce(uint8_t nonce[LEAP_WIRE_NONCE_LEN]);
+/* mac = HMAC-SHA256(secret, nonce); 0 or -1. */
+int leap_wire_mac(const uint8_t *secret, size_t secret_len,
+		  const uint8_t nonce[LEAP_WIRE_NONCE_LEN],
+		  uint8_t mac[LEAP_WIRE_MAC_LEN]);
+/* Constant-time check of a client's answer; 1 if it matches. */
+int leap_wire_mac_ok(const uint8_t *secret, size_t secret_len,
+		     const uint8_t nonce[LEAP_WIRE_NONCE_LEN],
+		     const uint8_t mac[LEAP_WIRE_MAC_LEN]);
+/*
+ * Reads a shared secret from path: a regular file (symlinks refused) with
+ * no group or other permission bits (0600 or 0400), LEAP_SECRET_MIN..MAX
+ * bytes after one trailing newline is stripped.  Returns the length, or -1
+ * with a reason in err.
+ */
+long leap_secret_load(const char *path, uint8_t *secret, size_t cap, char *err,
+		      size_t errlen);
+
+#endif /* LEAP_WIRE_H */
