@@ -101,6 +101,7 @@ qpid= tpid=
 cleanup()
 {
 	local rc=$?
+	set +e
 	trap - EXIT INT TERM HUP
 	if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then
 		kill -TERM "$qpid" 2>/dev/null
@@ -123,7 +124,9 @@ trap 'exit 129' HUP
 vm_log "$kernel: booting $KVER ($PKG $PKGVER), TCG, ${mem} MiB, $smp CPU(s), swap disk ${swap_mib} MiB, timeout ${timeout_s}s"
 : >"$run_dir/console.log"
 t0=$(date +%s.%N)
-"${qemu[@]}" </dev/null >"$run_dir/qemu.log" 2>&1 &
+# timeout(1) as a backstop: qemu dies at the deadline even if this script is
+# SIGKILLed and cannot run its trap.
+timeout --kill-after=5 $((timeout_s + 15)) "${qemu[@]}" </dev/null >"$run_dir/qemu.log" 2>&1 &
 qpid=$!
 if [ $quiet = 0 ]; then
 	tail -n +1 -f --pid="$qpid" "$run_dir/console.log" >&2 &
@@ -135,9 +138,9 @@ while kill -0 "$qpid" 2>/dev/null; do
 	if [ "$(date +%s)" -ge "$deadline" ]; then
 		timed_out=1
 		vm_log "$kernel: timeout after ${timeout_s}s, killing qemu"
-		kill -TERM "$qpid" 2>/dev/null
+		kill -TERM "$qpid" 2>/dev/null || true
 		sleep 1
-		kill -KILL "$qpid" 2>/dev/null
+		kill -KILL "$qpid" 2>/dev/null || true
 		break
 	fi
 	sleep 0.5
