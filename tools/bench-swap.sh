@@ -126,7 +126,7 @@ done
 
 have_agent=0
 [ -x "$AGENT" ] && have_agent=1
-[ -n "$ROWS" ] || ROWS="a b c d"
+[ -n "$ROWS" ] || ROWS="a b c c0 d"
 rows=()
 for r in $ROWS; do
 	case $r in
@@ -181,7 +181,8 @@ pc_orig=$(cat /proc/sys/vm/page-cluster)
 
 echo "rep,workload,limit_pct,limit_bytes,row,page_cluster,disturbed,exit,errors,wall_s,majflt,minflt," \
 	"fill_s,pswpin,swap_ra,swap_ra_hit,prefetched,hits,accuracy,coverage,agent_faults," \
-	"agent_swapin_misses" | tr -d ' ' >"$raw"
+	"agent_swapin_misses,bpf_ns_per_fault,agent_cpu_us_per_event,reaction_p50_us," \
+	"reaction_p99_us" | tr -d ' ' >"$raw"
 
 failures=0
 disturbed_runs=0
@@ -217,7 +218,7 @@ run_row()
 		local policy=leap
 		[ "$row" = off ] && policy=off
 		timeout --kill-after=5 "$RUN_TIMEOUT" "$AGENT" run --memory-limit "$limit" \
-			--policy "$policy" --json "$ajson" -- "${wlcmd[@]}" >"$out" 2>"$err" &
+			--policy "$policy" --bpf-stats --json "$ajson" -- "${wlcmd[@]}" >"$out" 2>"$err" &
 		local pid=$!
 		fixture_track_pid "$pid"
 		wait_through_signals "$pid"
@@ -253,14 +254,16 @@ run_row()
 		} >>"$faillog"
 		sed 's/^/  | /' "$err" | tail -n 5 >&2
 	fi
-	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' \
+	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' \
 		"$rep" "$wl" "$pct" $((${limit%M} * 1048576)) "$row" "$pc" "$disturbed" "$rc" \
 		"${errors:-}" "${wall:-}" "$(json_num "$work/wl.json" majflt)" \
 		"$(json_num "$work/wl.json" minflt)" "$(json_num "$work/wl.json" fill_s)" \
 		$((in1 - in0)) $((ra1 - ra0)) $((rh1 - rh0)) \
 		"$(json_num "$ajson" prefetched)" "$(json_num "$ajson" hits)" \
 		"$(json_num "$ajson" accuracy)" "$(json_num "$ajson" coverage)" \
-		"$(json_num "$ajson" faults)" "$(json_num "$ajson" swapin_misses)" >>"$raw"
+		"$(json_num "$ajson" faults)" "$(json_num "$ajson" swapin_misses)" \
+		"$(json_num "$ajson" bpf_ns_per_fault)" "$(json_num "$ajson" agent_cpu_us_per_event)" \
+		"$(json_num "$ajson" reaction_p50_us)" "$(json_num "$ajson" reaction_p99_us)" >>"$raw"
 	printf '  rep %d %-10s %3s%% %-4s wall_s=%-8s majflt=%s\n' "$rep" "$wl" "$pct" "$row" \
 		"${wall:-?}" "$(json_num "$work/wl.json" majflt)" >&2
 }
@@ -315,9 +318,10 @@ NR == 1 { next }
 	if ($19 != "") acc[k] = acc[k] " " $19
 	if ($20 != "") cov[k] = cov[k] " " $20
 	in_[k] = in_[k] " " $14; ra[k] = ra[k] " " $16
+	if ($23 != "") { bpf[k] = bpf[k] " " $23; cpu[k] = cpu[k] " " $24; p50[k] = p50[k] " " $25; p99[k] = p99[k] " " $26 }
 }
 END {
-	print "workload,limit_pct,row,page_cluster,runs_failed,runs_disturbed,wall_s,ratio_to_b,majflt,pswpin,swap_ra_hit,accuracy,coverage"
+	print "workload,limit_pct,row,page_cluster,runs_failed,runs_disturbed,wall_s,ratio_to_b,majflt,pswpin,swap_ra_hit,accuracy,coverage,bpf_ns_per_fault,agent_cpu_us_per_event,reaction_p50_us,reaction_p99_us"
 	for (i = 1; i <= nk; i++) {
 		split(keys[i], f, SUBSEP)
 		m[keys[i]] = median(wall[keys[i]])
@@ -326,8 +330,9 @@ END {
 		k = keys[i]; split(k, f, SUBSEP)
 		b = m[f[1] SUBSEP f[2] SUBSEP "b"]
 		ratio = (b != "" && b > 0 && m[k] != "") ? sprintf("%.2f", m[k] / b) : ""
-		printf "%s,%s,%s,%s,%d,%d,%s,%s,%s,%s,%s,%s,%s\n", f[1], f[2], f[3], pc[k], bad[k] + 0, dist[k] + 0,
-			m[k], ratio, median(maj[k]), median(in_[k]), median(ra[k]), median(acc[k]), median(cov[k])
+		printf "%s,%s,%s,%s,%d,%d,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n", f[1], f[2], f[3], pc[k], bad[k] + 0, dist[k] + 0,
+			m[k], ratio, median(maj[k]), median(in_[k]), median(ra[k]), median(acc[k]), median(cov[k]),
+			median(bpf[k]), median(cpu[k]), median(p50[k]), median(p99[k])
 	}
 }'
 awk "$median_awk" "$raw" >"$summary"
@@ -335,16 +340,19 @@ awk "$median_awk" "$raw" >"$summary"
 {
 	echo "footprint ${FOOTPRINT_MIB} MiB, median of $REPS, wall_s = measured pass(es) only," \
 		"ratio = wall / wall(b: linux readahead), majflt = swap-in misses"
-	printf '%-10s %5s  %-26s %8s %6s %8s %8s %8s %8s\n' workload limit row wall_s ratio \
-		majflt ra_hit accuracy coverage
+	printf '%-10s %5s  %-26s %8s %6s %8s %8s %8s %8s %7s %7s %7s %7s\n' workload limit row wall_s \
+		ratio majflt ra_hit accuracy coverage bpf_ns cpu_us p50_us p99_us
 	awk -F, 'NR > 1 { print }' "$summary" |
-		while IFS=, read -r w p r _pc bad dist wall ratio maj _in rah acc cov; do
+		while IFS=, read -r w p r _pc bad dist wall ratio maj _in rah acc cov bpf cpu p50 p99; do
 			[ -n "$wall" ] && wall=$(printf '%.3f' "$wall")
 			[ -n "$acc" ] && acc=$(printf '%.3f' "$acc")
 			[ -n "$cov" ] && cov=$(printf '%.3f' "$cov")
-			printf '%-10s %4s%%  %-26s %8s %6s %8s %8s %8s %8s%s\n' "$w" "$p" \
+			[ -n "$bpf" ] && bpf=$(printf '%.0f' "$bpf")
+			[ -n "$cpu" ] && cpu=$(printf '%.2f' "$cpu")
+			printf '%-10s %4s%%  %-26s %8s %6s %8s %8s %8s %8s %7s %7s %7s %7s%s\n' "$w" "$p" \
 				"$r $(row_label "$r")" "${wall:--}" "${ratio:--}" "${maj:--}" "${rah:--}" \
-				"${acc:--}" "${cov:--}" "$([ "$bad" != 0 ] && echo "  ($bad failed)")$(
+				"${acc:--}" "${cov:--}" "${bpf:--}" "${cpu:--}" "${p50:--}" "${p99:--}" \
+				"$([ "$bad" != 0 ] && echo "  ($bad failed)")$(
 					[ "$dist" != 0 ] && echo "  ($dist disturbed)")"
 		done
 	[ $have_agent = 1 ] || echo "(row c skipped: $AGENT does not exist yet)"

@@ -508,13 +508,33 @@ static double bpf_ns_per_event(struct agent *a)
 	return sent ? (double)ns / (double)sent : (cnt ? (double)ns / (double)cnt : 0);
 }
 
-static double cpu_seconds(void)
+/* CPU time of the agent, user and system (process_madvise's page
+ * allocation and swap-read submission count as system time). */
+struct cpu_time {
+	double user, sys;
+};
+
+static struct cpu_time cpu_now(void)
 {
 	struct rusage ru;
 
 	getrusage(RUSAGE_SELF, &ru);
-	return (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-	       (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+	return (struct cpu_time){
+		.user = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+		.sys = (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6,
+	};
+}
+
+static struct cpu_time cpu_since(struct cpu_time t0)
+{
+	struct cpu_time t = cpu_now();
+
+	return (struct cpu_time){.user = t.user - t0.user, .sys = t.sys - t0.sys};
+}
+
+static double per_event_us(double seconds, uint64_t events)
+{
+	return events ? seconds * 1e6 / (double)events : 0;
 }
 
 static double ratio(uint64_t a, uint64_t b)
@@ -547,7 +567,8 @@ static void add_rates(json_object *o, const struct leap_cg_stats *s)
 			ratio(s->prefetch_hits, s->prefetch_hits + s->swapin_misses)));
 }
 
-static json_object *summary(struct agent *a, double wall_s, double cpu_s, bool bpf_stats)
+static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
+			    bool bpf_stats)
 {
 	struct leap_cg_stats s;
 	json_object *o = json_object_new_object();
@@ -578,8 +599,10 @@ static json_object *summary(struct agent *a, double wall_s, double cpu_s, bool b
 	add_rates(o, &s);
 	json_object_object_add(
 		o, "agent_cpu_us_per_event",
-		json_object_new_double(a->c.events ? cpu_s * 1e6 / (double)a->c.events
-						   : 0));
+		json_object_new_double(per_event_us(cpu.user + cpu.sys, a->c.events)));
+	json_object_object_add(
+		o, "agent_user_us_per_event",
+		json_object_new_double(per_event_us(cpu.user, a->c.events)));
 	json_object_object_add(o, "reaction_p50_us",
 			       json_object_new_double(agent_latency_us(a, 50)));
 	json_object_object_add(o, "reaction_p99_us",
@@ -683,7 +706,8 @@ static int cmd_attach(int argc, char **argv)
 	struct agent_config cfg;
 	struct agent *a;
 	char err[1024], caps[256];
-	double t0, cpu0;
+	struct cpu_time cpu0;
+	double t0;
 	int rc = 1;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
@@ -736,11 +760,11 @@ static int cmd_attach(int argc, char **argv)
 		a->ntargets, leap_observer_hook_name(a->obs),
 		a->prefetch_ok ? "process_madvise" : "off", caps);
 	t0 = (double)mono_ns() / 1e9;
-	cpu0 = cpu_seconds();
+	cpu0 = cpu_now();
 	event_loop(a, 0, NULL, &o);
 	{
-		json_object *s = summary(a, (double)mono_ns() / 1e9 - t0,
-					 cpu_seconds() - cpu0, o.bpf_stats);
+		json_object *s = summary(a, (double)mono_ns() / 1e9 - t0, cpu_since(cpu0),
+					 o.bpf_stats);
 
 		print_summary(s);
 		json_object_put(s);
@@ -782,7 +806,8 @@ static int cmd_run(int argc, char **argv)
 	char err[1024], caps[256], name[64];
 	int go[2] = {-1, -1}, status = 0, rc = 1;
 	pid_t child = -1;
-	double t0 = 0, cpu0 = 0, wall;
+	struct cpu_time cpu0 = {0};
+	double t0 = 0, wall;
 
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o))
 		return 2;
@@ -848,7 +873,7 @@ static int cmd_run(int argc, char **argv)
 	drop_caps(caps, sizeof(caps));
 	write_state(a, caps);
 	t0 = (double)mono_ns() / 1e9;
-	cpu0 = cpu_seconds();
+	cpu0 = cpu_now();
 	if (write(go[1], "g", 1) != 1)
 		goto out;
 	close(go[1]);
@@ -863,7 +888,7 @@ static int cmd_run(int argc, char **argv)
 	wall = (double)mono_ns() / 1e9 - t0;
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 	{
-		json_object *s = summary(a, wall, cpu_seconds() - cpu0, o.bpf_stats);
+		json_object *s = summary(a, wall, cpu_since(cpu0), o.bpf_stats);
 
 		json_object_object_add(s, "policy",
 				       json_object_new_string(agent_mode_name(pol.mode)));
