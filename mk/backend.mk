@@ -34,3 +34,36 @@ fuzz: $(FUZZ_BIN)
 ifneq ($(FUZZ_RT),)
 all: $(FUZZ_BIN)
 endif
+
+# ---- leap-memd ----
+MEMD_SRCS := $(wildcard user/memd/*.c)
+MEMD_OBJS := $(patsubst user/%.c,$(BACKEND_DIR)/%.o,$(MEMD_SRCS))
+MEMD_CFLAGS := -Iuser/wire -Iuser/memd
+
+$(BACKEND_DIR)/memd/%.o: user/memd/%.c $(WIRE_HDRS) user/memd/memd.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(MEMD_CFLAGS) -c $< -o $@
+
+$(BIN)/leap-memd: $(MEMD_OBJS) $(WIRE_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ $(CRYPTO_LIBS)
+
+# ---- memclient library and leap-memctl ----
+MEMCLIENT_OBJS := $(BACKEND_DIR)/memclient/memclient.o
+MEMCLIENT_CFLAGS := -Iuser/wire -Iuser/memclient
+
+$(BACKEND_DIR)/memclient/%.o: user/memclient/%.c $(WIRE_HDRS) user/memclient/memclient.h \
+		| $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(MEMCLIENT_CFLAGS) -pthread -c $< -o $@
+
+$(BIN)/leap-memctl: $(BACKEND_DIR)/memclient/leap-memctl.o $(MEMCLIENT_OBJS) $(WIRE_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ -pthread $(CRYPTO_LIBS)
+
+ALL_BINS += $(BIN)/leap-memd $(BIN)/leap-memctl
+
+UNIT_SRC_test_wire_store := user/memd/store.c user/memclient/memclient.c $(WIRE_SRCS)
+UNIT_LIBS_test_wire_store := -Iuser/wire -Iuser/memd -Iuser/memclient -pthread $(CRYPTO_LIBS)
+$(OUTPUT)/tests/test_wire_store $(OUTPUT)/tests-san/test_wire_store: user/memd/memd.h \
+	user/memclient/memclient.h

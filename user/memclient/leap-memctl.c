@@ -1,0 +1,375 @@
+// SPDX-License-Identifier: MIT
+/*
+ * leap-memctl: talk to leap-memd servers through memclient, for operators
+ * (stats) and for the backend's system tests (fill, verify, stress: data
+ * written through striping and replication must come back bit for bit).
+ *
+ * Every page carries data derived from (seed, page, generation), so a
+ * misplaced, stale or foreign page is detected, not just a torn one.
+ *
+ * Exit status: 0 ok, 1 runtime failure, 2 bad usage, 3 data corruption
+ * (a read returned wrong data: never acceptable), 4 I/O errors (reads or
+ * writes refused with EIO, e.g. r = 1 and a server lost: acceptable only
+ * when a test expects it).
+ */
+#include <argp.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "memclient.h"
+
+const char *argp_program_version = "leap-memctl 0.1";
+const char *argp_program_bug_address = "the leap issue tracker";
+
+static const char doc[] =
+	"leap-memctl: stats of leap-memd servers, and data checks through memclient.\v"
+	"Commands:\n"
+	"  stats              each server's counters, one 'server key value' a line\n"
+	"  fill               write --pages pages of generation 0\n"
+	"  verify             read them back and compare\n"
+	"  stress             fill, then random reads (verified) and rewrites for "
+	"--seconds; prints read latency percentiles";
+
+enum { OPT_RETRY = 0x100, OPT_STRIPE, OPT_SECONDS, OPT_WRITE_PCT, OPT_BATCH };
+
+static const struct argp_option options[] = {
+	{"server", 's', "ADDR:PORT", 0, "A leap-memd server (repeat for striping)", 0},
+	{"secret-file", 'k', "FILE", 0, "Shared secret, mode 0600", 0},
+	{"replicas", 'r', "R", 0, "1 (default) or 2", 0},
+	{"dev", 'd', "ID", 0, "Device id on the servers (default 1)", 0},
+	{"pages", 'n', "N", 0, "Device size in pages (default 4096)", 0},
+	{"seed", 'S', "N", 0, "Data seed (default 1)", 0},
+	{"stripe", OPT_STRIPE, "PAGES", 0, "Stripe unit (default 16)", 0},
+	{"retry-ms", OPT_RETRY, "MS", 0, "Retry a server this long (default 10000)", 0},
+	{"seconds", OPT_SECONDS, "S", 0, "stress: duration (default 5)", 0},
+	{"write-pct", OPT_WRITE_PCT, "P", 0, "stress: share of rewrites (default 30)", 0},
+	{"batch", OPT_BATCH, "PAGES", 0, "fill/verify: pages per call (default 64)", 0},
+	{0},
+};
+
+struct args {
+	struct leap_mc_config mc;
+	const char *secret_file;
+	const char *cmd;
+	uint64_t seed;
+	unsigned seconds, write_pct, batch;
+};
+
+static int num(const char *s, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtoull(s, &end, 0);
+	return errno || end == s || *end || *out > max ? -1 : 0;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *st)
+{
+	struct args *a = st->input;
+	unsigned long long v = 0;
+
+	if (arg && key != 's' && key != 'k' && key != ARGP_KEY_ARG &&
+	    num(arg, UINT32_MAX, &v) && key != 'S')
+		argp_error(st, "bad number '%s'", arg);
+	switch (key) {
+	case 's':
+		if (a->mc.nservers >= LEAP_MC_MAX_SERVERS)
+			argp_error(st, "at most %d servers", LEAP_MC_MAX_SERVERS);
+		a->mc.servers[a->mc.nservers++] = arg;
+		break;
+	case 'k':
+		a->secret_file = arg;
+		break;
+	case 'r':
+		a->mc.replicas = (unsigned)v;
+		break;
+	case 'd':
+		a->mc.dev = (uint32_t)v;
+		break;
+	case 'n':
+		a->mc.dev_pages = v;
+		break;
+	case 'S':
+		if (num(arg, UINT64_MAX, &v))
+			argp_error(st, "bad seed '%s'", arg);
+		a->seed = v;
+		break;
+	case OPT_STRIPE:
+		a->mc.stripe_pages = (uint32_t)v;
+		break;
+	case OPT_RETRY:
+		a->mc.retry_ms = (int)v;
+		break;
+	case OPT_SECONDS:
+		a->seconds = (unsigned)v;
+		break;
+	case OPT_WRITE_PCT:
+		a->write_pct = (unsigned)v;
+		break;
+	case OPT_BATCH:
+		if (v < 1 || v > 4096)
+			argp_error(st, "--batch 1..4096");
+		a->batch = (unsigned)v;
+		break;
+	case ARGP_KEY_ARG:
+		if (a->cmd)
+			argp_error(st, "one command only");
+		a->cmd = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!a->cmd || !a->mc.nservers || !a->secret_file)
+			argp_error(st, "need a command, --server and --secret-file");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+/* ---- page contents -------------------------------------------------------- */
+
+static uint64_t mix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+static void make_page(uint64_t *w, uint64_t seed, uint32_t dev, uint64_t pg, uint32_t gen)
+{
+	uint64_t base =
+		mix64(seed ^ mix64(pg ^ ((uint64_t)dev << 40)) ^ ((uint64_t)gen << 48));
+
+	w[0] = pg;
+	w[1] = gen;
+	for (int i = 2; i < LEAP_WIRE_PAGE_SIZE / 8; i++)
+		w[i] = mix64(base + (uint64_t)i);
+}
+
+static bool page_is(const uint64_t *w, uint64_t seed, uint32_t dev, uint64_t pg,
+		    uint32_t gen)
+{
+	uint64_t want[LEAP_WIRE_PAGE_SIZE / 8];
+
+	make_page(want, seed, dev, pg, gen);
+	return memcmp(w, want, LEAP_WIRE_PAGE_SIZE) == 0;
+}
+
+/* ---- commands ------------------------------------------------------------- */
+
+static const char *const stat_names[LEAP_WSTAT_NR] = {
+	"capacity_pages", "used_pages", "read_reqs",	 "write_reqs",	  "pages_read",
+	"pages_written",  "clients",	"clients_total", "auth_failures", "bad_messages",
+};
+
+static int cmd_stats(struct leap_mc *mc, const struct args *a)
+{
+	uint64_t v[LEAP_WIRE_MAX_STATS];
+	int rc = 0;
+
+	for (unsigned i = 0; i < a->mc.nservers; i++) {
+		int n = leap_mc_server_stats(mc, i, v);
+
+		if (n < 0) {
+			fprintf(stderr, "leap-memctl: %s: %s\n", a->mc.servers[i],
+				strerror(-n));
+			rc = 1;
+			continue;
+		}
+		for (int j = 0; j < n && j < LEAP_WSTAT_NR; j++)
+			printf("%s %s %" PRIu64 "\n", a->mc.servers[i], stat_names[j],
+			       v[j]);
+	}
+	return rc;
+}
+
+static int cmd_fill_verify(struct leap_mc *mc, const struct args *a, bool fill)
+{
+	uint64_t *buf = malloc((size_t)a->batch * LEAP_WIRE_PAGE_SIZE);
+	uint64_t bad = 0, eio = 0;
+
+	if (!buf)
+		return 1;
+	for (uint64_t pg = 0; pg < a->mc.dev_pages; pg += a->batch) {
+		uint64_t n =
+			a->mc.dev_pages - pg < a->batch ? a->mc.dev_pages - pg : a->batch;
+		int rc;
+
+		if (fill) {
+			for (uint64_t i = 0; i < n; i++)
+				make_page(buf + i * 512, a->seed, a->mc.dev, pg + i, 0);
+			rc = leap_mc_write(mc, pg * LEAP_WIRE_PAGE_SIZE, buf,
+					   n * LEAP_WIRE_PAGE_SIZE);
+		} else {
+			rc = leap_mc_read(mc, pg * LEAP_WIRE_PAGE_SIZE, buf,
+					  n * LEAP_WIRE_PAGE_SIZE);
+			for (uint64_t i = 0; rc == 0 && i < n; i++)
+				if (!page_is(buf + i * 512, a->seed, a->mc.dev, pg + i,
+					     0)) {
+					if (bad++ < 5)
+						fprintf(stderr,
+							"leap-memctl: page %" PRIu64
+							" holds wrong data\n",
+							pg + i);
+				}
+		}
+		if (rc)
+			eio += n;
+	}
+	free(buf);
+	printf("%s pages=%" PRIu64 " corrupt=%" PRIu64 " io_error_pages=%" PRIu64 "\n",
+	       fill ? "fill" : "verify", a->mc.dev_pages, bad, eio);
+	return bad ? 3 : eio ? 4 : 0;
+}
+
+static int cmp_u64(const void *x, const void *y)
+{
+	uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * Random single-page reads (verified against the generation last written)
+ * and rewrites.  A rewrite that failed leaves the page's content open
+ * between the old and new generation: either is correct, anything else is
+ * corruption.
+ */
+static int cmd_stress(struct leap_mc *mc, const struct args *a)
+{
+	uint64_t n = a->mc.dev_pages, rng = a->seed * 2 + 1, ops = 0, bad = 0, eio = 0;
+	uint32_t *gen = calloc(n, sizeof(*gen));
+	uint8_t *maybe_next = calloc(n, 1);
+	size_t lat_cap = 1 << 20, nlat = 0;
+	uint64_t *lat = malloc(lat_cap * sizeof(*lat));
+	uint64_t page[512];
+	int64_t end;
+	int rc;
+
+	if (!gen || !maybe_next || !lat)
+		return 1;
+	rc = cmd_fill_verify(mc, a, true);
+	if (rc)
+		return rc;
+	end = leap_now_ms() + (int64_t)a->seconds * 1000;
+	while (leap_now_ms() < end) {
+		uint64_t pg, r;
+		struct timespec t0, t1;
+
+		rng = mix64(rng);
+		pg = rng % n;
+		r = (rng >> 32) % 100;
+		ops++;
+		if (r < a->write_pct) {
+			make_page(page, a->seed, a->mc.dev, pg, gen[pg] + 1);
+			if (leap_mc_write(mc, pg * LEAP_WIRE_PAGE_SIZE, page,
+					  sizeof(page))) {
+				eio++;
+				maybe_next[pg] = 1;
+			} else {
+				gen[pg]++;
+				maybe_next[pg] = 0;
+			}
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (leap_mc_read(mc, pg * LEAP_WIRE_PAGE_SIZE, page, sizeof(page))) {
+			eio++;
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (nlat < lat_cap)
+			lat[nlat++] = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+						 (t1.tv_nsec - t0.tv_nsec));
+		if (page_is(page, a->seed, a->mc.dev, pg, gen[pg]))
+			continue;
+		if (maybe_next[pg] &&
+		    page_is(page, a->seed, a->mc.dev, pg, gen[pg] + 1)) {
+			gen[pg]++;
+			maybe_next[pg] = 0;
+			continue;
+		}
+		if (bad++ < 5)
+			fprintf(stderr,
+				"leap-memctl: page %" PRIu64 " wrong: has page %" PRIu64
+				" gen %" PRIu64 ", want gen %u\n",
+				pg, page[0], page[1], gen[pg]);
+	}
+	qsort(lat, nlat, sizeof(*lat), cmp_u64);
+	printf("stress ops=%" PRIu64 " corrupt=%" PRIu64 " io_errors=%" PRIu64
+	       " read_p50_us=%.1f read_p99_us=%.1f\n",
+	       ops, bad, eio, nlat ? lat[nlat / 2] / 1e3 : 0.0,
+	       nlat ? lat[nlat * 99 / 100] / 1e3 : 0.0);
+	free(gen);
+	free(maybe_next);
+	free(lat);
+	return bad ? 3 : eio ? 4 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct args a = {
+		.mc = {.replicas = 1,
+		       .dev = 1,
+		       .dev_pages = 4096,
+		       .log_prefix = "leap-memctl"},
+		.seed = 1,
+		.seconds = 5,
+		.write_pct = 30,
+		.batch = 64,
+	};
+	struct argp argp = {options, parse_opt, "COMMAND", doc, NULL, NULL, NULL};
+	uint8_t secret[LEAP_SECRET_MAX];
+	struct leap_mc_counters c;
+	struct leap_mc *mc;
+	char err[512];
+	long slen;
+	int rc;
+
+	/* Usage errors exit 2, as the header says (argp's default is 64). */
+	argp_err_exit_status = 2;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
+		return 2;
+	if (strcmp(a.cmd, "stats") && strcmp(a.cmd, "fill") && strcmp(a.cmd, "verify") &&
+	    strcmp(a.cmd, "stress")) {
+		fprintf(stderr, "leap-memctl: unknown command '%s'\n", a.cmd);
+		return 2;
+	}
+	slen = leap_secret_load(a.secret_file, secret, sizeof(secret), err, sizeof(err));
+	if (slen < 0) {
+		fprintf(stderr, "leap-memctl: %s\n", err);
+		return 1;
+	}
+	a.mc.secret = secret;
+	a.mc.secret_len = (size_t)slen;
+	/* verify checks what an earlier fill (another process) wrote. */
+	a.mc.existing = !strcmp(a.cmd, "verify");
+	mc = leap_mc_open(&a.mc, err, sizeof(err));
+	if (!mc) {
+		fprintf(stderr, "leap-memctl: %s\n", err);
+		return 1;
+	}
+	if (!strcmp(a.cmd, "stats"))
+		rc = cmd_stats(mc, &a);
+	else if (!strcmp(a.cmd, "stress"))
+		rc = cmd_stress(mc, &a);
+	else
+		rc = cmd_fill_verify(mc, &a, !strcmp(a.cmd, "fill"));
+	leap_mc_get_counters(mc, &c);
+	if (strcmp(a.cmd, "stats"))
+		printf("client reconnects=%" PRIu64 " retries=%" PRIu64
+		       " failovers=%" PRIu64 " degraded_writes=%" PRIu64
+		       " lost_pages=%" PRIu64 " io_errors=%" PRIu64 "\n",
+		       c.reconnects, c.retries, c.failovers, c.degraded_writes,
+		       c.lost_pages, c.io_errors);
+	leap_mc_close(mc);
+	return rc;
+}

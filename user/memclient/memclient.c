@@ -1,0 +1,575 @@
+// SPDX-License-Identifier: MIT
+/*
+ * memclient (memclient.h): striping, replication, reconnect-and-retry over
+ * the wire protocol.  Every buffer is allocated at open: leap-swapd calls
+ * this on the swap-out path, where allocating memory can wait for the very
+ * swap-out being served.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <openssl/crypto.h>
+
+#include "memclient.h"
+
+/* Per-page state bits. */
+#define PS_WRITTEN 0x01
+#define PS_VALID0  0x02 /* replica k holds the latest version: PS_VALID0 << k */
+
+#define TX_CAP (LEAP_WIRE_HDR_SIZE + LEAP_WIRE_IO_HDR + 8 * LEAP_WIRE_MAX_BATCH)
+
+struct mc_server {
+	struct leap_mc *mc;
+	unsigned idx;
+	const char *addr;
+	pthread_mutex_t lock;
+	struct leap_conn c; /* c.fd < 0: not connected */
+	uint64_t instance;
+	bool have_instance;
+	bool down; /* last retry window failed: fail fast until down_until */
+	int64_t down_until;
+	uint64_t next_id;
+	uint8_t tx[TX_CAP];
+	uint8_t *rx; /* LEAP_WIRE_MAX_MSG */
+};
+
+struct leap_mc {
+	struct leap_mc_config cfg;
+	uint8_t secret[LEAP_SECRET_MAX];
+	struct mc_server srv[LEAP_MC_MAX_SERVERS];
+	uint8_t *pstate; /* dev_pages bytes */
+	pthread_mutex_t stat_lock;
+	struct leap_mc_counters cnt;
+	int64_t last_err_log;
+	uint64_t err_suppressed;
+};
+
+static void mc_log(struct leap_mc *mc, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", mc->cfg.log_prefix, line);
+}
+
+#define COUNT(mc, field, n)                                                              \
+	do {                                                                             \
+		pthread_mutex_lock(&(mc)->stat_lock);                                    \
+		(mc)->cnt.field += (n);                                                  \
+		pthread_mutex_unlock(&(mc)->stat_lock);                                  \
+	} while (0)
+
+unsigned leap_mc_place(uint64_t pg, uint32_t stripe_pages, unsigned nservers, unsigned k)
+{
+	return (unsigned)((pg / stripe_pages + k) % nservers);
+}
+
+/* ---- one server connection ----------------------------------------------- */
+
+static void srv_disconnect(struct mc_server *s)
+{
+	if (s->c.fd >= 0)
+		s->c.t->close(&s->c);
+	s->c.fd = -1;
+}
+
+/* Sends one request (iov) and receives its reply into s->rx, decoded into m.
+ * Returns 0, -EPROTO (a reply that makes no sense: do not retry), or another
+ * -errno for transport failures (retry on a new connection). */
+static int srv_roundtrip(struct mc_server *s, struct iovec *iov, int iovcnt, uint64_t id,
+			 unsigned op, struct leap_wire_msg *m)
+{
+	int64_t deadline = leap_now_ms() + s->mc->cfg.io_timeout_ms;
+	struct leap_wire_hdr h;
+	int rc;
+
+	rc = leap_conn_send_all(&s->c, iov, iovcnt, deadline);
+	if (rc)
+		return rc;
+	rc = leap_conn_recv_all(&s->c, s->rx, LEAP_WIRE_HDR_SIZE, deadline);
+	if (rc)
+		return rc;
+	if (leap_wire_decode_hdr(s->rx, LEAP_WIRE_HDR_SIZE, &h))
+		return -EPROTO;
+	rc = leap_conn_recv_all(&s->c, s->rx + LEAP_WIRE_HDR_SIZE, h.length, deadline);
+	if (rc)
+		return rc;
+	if (leap_wire_decode(s->rx, LEAP_WIRE_HDR_SIZE + h.length, m) ||
+	    !(m->hdr.flags & LEAP_WF_REPLY) || m->hdr.req_id != id)
+		return -EPROTO;
+	if (m->hdr.opcode == LEAP_WOP_ERROR) {
+		mc_log(s->mc, "%s: server error: %s: %.*s", s->addr,
+		       leap_wire_err_name(m->u.error.code), (int)m->u.error.msg_len,
+		       m->u.error.msg);
+		return m->u.error.code == LEAP_WERR_NOSPACE ? -ENOSPC : -EPROTO;
+	}
+	return m->hdr.opcode == op ? 0 : -EPROTO;
+}
+
+/* Forget which pages server idx held: it lost them all. */
+static void srv_lost_everything(struct leap_mc *mc, unsigned idx)
+{
+	for (uint64_t pg = 0; pg < mc->cfg.dev_pages; pg++)
+		for (unsigned k = 0; k < mc->cfg.replicas; k++)
+			if (leap_mc_place(pg, mc->cfg.stripe_pages, mc->cfg.nservers,
+					  k) == idx)
+				__atomic_and_fetch(&mc->pstate[pg],
+						   (uint8_t) ~(PS_VALID0 << k),
+						   __ATOMIC_RELAXED);
+}
+
+static int srv_connect(struct mc_server *s, char *err, size_t errlen)
+{
+	struct leap_mc *mc = s->mc;
+	struct leap_wire_msg m;
+	uint8_t mac[LEAP_WIRE_MAC_LEN];
+	struct iovec iov;
+	uint64_t id;
+	long n;
+	int rc;
+
+	rc = mc->cfg.transport->connect(&s->c, s->addr, mc->cfg.io_timeout_ms, err,
+					errlen);
+	if (rc) {
+		s->c.fd = -1;
+		return rc;
+	}
+	id = ++s->next_id;
+	n = leap_wire_enc_hello(s->tx, sizeof(s->tx), id);
+	iov = (struct iovec){s->tx, (size_t)n};
+	rc = srv_roundtrip(s, &iov, 1, id, LEAP_WOP_HELLO, &m);
+	if (rc)
+		goto fail;
+	if (leap_wire_mac(mc->secret, mc->cfg.secret_len, m.u.hello_rep.nonce, mac)) {
+		rc = -EPROTO;
+		goto fail;
+	}
+	if (s->have_instance && m.u.hello_rep.instance != s->instance) {
+		/* A new server process: whatever this client stored there is gone. */
+		mc_log(mc,
+		       "%s restarted (instance %016llx -> %016llx): its pages are lost",
+		       s->addr, (unsigned long long)s->instance,
+		       (unsigned long long)m.u.hello_rep.instance);
+		srv_lost_everything(mc, s->idx);
+	}
+	s->instance = m.u.hello_rep.instance;
+	s->have_instance = true;
+	id = ++s->next_id;
+	n = leap_wire_enc_auth(s->tx, sizeof(s->tx), id, mac);
+	OPENSSL_cleanse(mac, sizeof(mac));
+	iov = (struct iovec){s->tx, (size_t)n};
+	rc = srv_roundtrip(s, &iov, 1, id, LEAP_WOP_AUTH, &m);
+	if (rc)
+		goto fail;
+	return 0;
+fail:
+	snprintf(err, errlen, "%s: handshake: %s", s->addr,
+		 rc == -EPROTO ? "refused (wrong secret or protocol?)" : strerror(-rc));
+	srv_disconnect(s);
+	return rc;
+}
+
+/*
+ * One request with reconnect-and-retry.  iov[0] is s->tx with the request;
+ * the caller encodes it again for each attempt through build().  The reply
+ * is left in s->rx / m.  Call with s->lock held.
+ */
+typedef long (*build_fn)(struct mc_server *s, uint64_t id, void *arg);
+
+static int srv_request(struct mc_server *s, build_fn build, void *arg,
+		       const void *payload, size_t payload_len, unsigned op,
+		       struct leap_wire_msg *m)
+{
+	struct leap_mc *mc = s->mc;
+	int64_t start = leap_now_ms(), deadline = start + mc->cfg.retry_ms;
+	int backoff = 20, rc = -EIO, attempt = 0;
+	char err[256] = "";
+
+	if (s->down && start < s->down_until)
+		return -EHOSTDOWN;
+	for (;;) {
+		if (s->c.fd < 0) {
+			rc = srv_connect(s, err, sizeof(err));
+			if (rc == 0 && (s->down || attempt > 0)) {
+				mc_log(mc, "%s: reconnected", s->addr);
+				COUNT(mc, reconnects, 1);
+			}
+		} else {
+			rc = 0;
+		}
+		if (rc == 0) {
+			uint64_t id = ++s->next_id;
+			long n = build(s, id, arg);
+			struct iovec iov[2] = {{s->tx, (size_t)n},
+					       {(void *)payload, payload_len}};
+
+			rc = srv_roundtrip(s, iov, payload_len ? 2 : 1, id, op, m);
+			if (rc == 0) {
+				s->down = false;
+				return 0;
+			}
+			snprintf(err, sizeof(err), "%s: %s", s->addr, strerror(-rc));
+			/* After any failure the stream may be out of sync. */
+			srv_disconnect(s);
+			if (rc == -ENOSPC)
+				return rc;
+		}
+		if (rc == -EINVAL || leap_now_ms() + backoff >= deadline)
+			break;
+		if (attempt++ == 0)
+			mc_log(mc, "%s; retrying for up to %d ms", err, mc->cfg.retry_ms);
+		COUNT(mc, retries, 1);
+		nanosleep(&(struct timespec){0, backoff * 1000000L}, NULL);
+		backoff = backoff * 2 > 500 ? 500 : backoff * 2;
+	}
+	if (!s->down)
+		mc_log(mc, "%s: giving up after %lld ms (%s); failing fast for %d ms",
+		       s->addr, (long long)(leap_now_ms() - start), err,
+		       mc->cfg.retry_ms / 4);
+	s->down = true;
+	s->down_until = leap_now_ms() + mc->cfg.retry_ms / 4;
+	return rc < 0 ? rc : -EIO;
+}
+
+/* ---- READ / WRITE of one chunk on one server ----------------------------- */
+
+struct io_arg {
+	unsigned op;
+	uint32_t count;
+	const uint64_t *offset;
+};
+
+static long build_io(struct mc_server *s, uint64_t id, void *p)
+{
+	struct io_arg *a = p;
+
+	return leap_wire_enc_io_req(s->tx, sizeof(s->tx), a->op, id, s->mc->cfg.dev,
+				    a->count, a->offset);
+}
+
+static long build_stats(struct mc_server *s, uint64_t id, void *p)
+{
+	(void)p;
+	return leap_wire_enc_empty(s->tx, sizeof(s->tx), LEAP_WOP_STATS, 0, id);
+}
+
+static int srv_write(struct mc_server *s, const uint64_t *offset, uint32_t count,
+		     const void *pages)
+{
+	struct io_arg a = {LEAP_WOP_WRITE, count, offset};
+	struct leap_wire_msg m;
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	rc = srv_request(s, build_io, &a, pages, (size_t)count * LEAP_WIRE_PAGE_SIZE,
+			 LEAP_WOP_WRITE, &m);
+	if (rc == 0 && (m.u.io.count != count || m.u.io.dev != s->mc->cfg.dev))
+		rc = -EPROTO;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* Reads count pages; out[i] gets page i; *present the server's mask. */
+static int srv_read(struct mc_server *s, const uint64_t *offset, uint32_t count,
+		    uint8_t *const *out, uint64_t *present)
+{
+	struct io_arg a = {LEAP_WOP_READ, count, offset};
+	struct leap_wire_msg m;
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	rc = srv_request(s, build_io, &a, NULL, 0, LEAP_WOP_READ, &m);
+	if (rc == 0 && (m.u.io.count != count || m.u.io.dev != s->mc->cfg.dev))
+		rc = -EPROTO;
+	if (rc == 0) {
+		*present = m.u.io.present;
+		for (uint32_t i = 0; i < count; i++)
+			memcpy(out[i], m.u.io.pages + (size_t)i * LEAP_WIRE_PAGE_SIZE,
+			       LEAP_WIRE_PAGE_SIZE);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+/* ---- the device --------------------------------------------------------- */
+
+static int check_range(struct leap_mc *mc, uint64_t off, size_t len)
+{
+	if (off % LEAP_WIRE_PAGE_SIZE || len % LEAP_WIRE_PAGE_SIZE ||
+	    off / LEAP_WIRE_PAGE_SIZE > mc->cfg.dev_pages ||
+	    len / LEAP_WIRE_PAGE_SIZE > mc->cfg.dev_pages - off / LEAP_WIRE_PAGE_SIZE)
+		return -EINVAL;
+	return 0;
+}
+
+/* Pages from pg on that share a stripe, at most a batch. */
+static uint32_t chunk_pages(struct leap_mc *mc, uint64_t pg, uint64_t left)
+{
+	uint64_t n = mc->cfg.stripe_pages - pg % mc->cfg.stripe_pages;
+
+	if (n > left)
+		n = left;
+	return n > LEAP_WIRE_MAX_BATCH ? LEAP_WIRE_MAX_BATCH : (uint32_t)n;
+}
+
+static void log_io_error(struct leap_mc *mc, const char *what, uint64_t pg,
+			 const char *why)
+{
+	int64_t now = leap_now_ms();
+	bool say;
+
+	pthread_mutex_lock(&mc->stat_lock);
+	mc->cnt.io_errors++;
+	/* One line a second at most: a dead server under swap fails every call. */
+	say = now - mc->last_err_log >= 1000;
+	if (say) {
+		mc->last_err_log = now;
+		if (mc->err_suppressed)
+			mc_log(mc, "(%llu similar errors not shown)",
+			       (unsigned long long)mc->err_suppressed);
+		mc->err_suppressed = 0;
+	} else {
+		mc->err_suppressed++;
+	}
+	pthread_mutex_unlock(&mc->stat_lock);
+	if (say)
+		mc_log(mc, "I/O error: %s of page %llu (offset %llu): %s", what,
+		       (unsigned long long)pg,
+		       (unsigned long long)pg * LEAP_WIRE_PAGE_SIZE, why);
+}
+
+int leap_mc_write(struct leap_mc *mc, uint64_t off, const void *buf, size_t len)
+{
+	uint64_t pg = off / LEAP_WIRE_PAGE_SIZE, left = len / LEAP_WIRE_PAGE_SIZE;
+	const uint8_t *p = buf;
+
+	if (check_range(mc, off, len))
+		return -EINVAL;
+	COUNT(mc, writes, 1);
+	while (left) {
+		uint32_t n = chunk_pages(mc, pg, left);
+		uint64_t offset[LEAP_WIRE_MAX_BATCH];
+		uint8_t valid = 0;
+
+		for (uint32_t i = 0; i < n; i++)
+			offset[i] = (pg + i) * LEAP_WIRE_PAGE_SIZE;
+		/* Until every replica has answered, no copy is known to be current. */
+		for (uint32_t i = 0; i < n; i++)
+			__atomic_store_n(&mc->pstate[pg + i], PS_WRITTEN,
+					 __ATOMIC_RELAXED);
+		for (unsigned k = 0; k < mc->cfg.replicas; k++) {
+			unsigned si = leap_mc_place(pg, mc->cfg.stripe_pages,
+						    mc->cfg.nservers, k);
+
+			if (srv_write(&mc->srv[si], offset, n, p) == 0)
+				valid |= (uint8_t)(PS_VALID0 << k);
+		}
+		for (uint32_t i = 0; i < n; i++)
+			__atomic_store_n(&mc->pstate[pg + i], PS_WRITTEN | valid,
+					 __ATOMIC_RELAXED);
+		if (!valid) {
+			log_io_error(mc, "write", pg, "no replica reachable");
+			return -EIO;
+		}
+		if (valid != (uint8_t)(((1U << mc->cfg.replicas) - 1) << 1))
+			COUNT(mc, degraded_writes, 1);
+		COUNT(mc, pages_written, n);
+		pg += n;
+		left -= n;
+		p += (size_t)n * LEAP_WIRE_PAGE_SIZE;
+	}
+	return 0;
+}
+
+/* Reads one chunk: pages not yet served are asked from each replica in turn. */
+static int read_chunk(struct leap_mc *mc, uint64_t pg, uint32_t n, uint8_t *p)
+{
+	uint64_t need = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (__atomic_load_n(&mc->pstate[pg + i], __ATOMIC_RELAXED) & PS_WRITTEN)
+			need |= 1ULL << i;
+		else
+			memset(p + (size_t)i * LEAP_WIRE_PAGE_SIZE, 0,
+			       LEAP_WIRE_PAGE_SIZE);
+	}
+	for (unsigned k = 0; k < mc->cfg.replicas && need; k++) {
+		unsigned si =
+			leap_mc_place(pg, mc->cfg.stripe_pages, mc->cfg.nservers, k);
+		uint64_t offset[LEAP_WIRE_MAX_BATCH], present = 0;
+		uint8_t *out[LEAP_WIRE_MAX_BATCH];
+		uint32_t idx[LEAP_WIRE_MAX_BATCH], cnt = 0;
+
+		for (uint32_t i = 0; i < n; i++) {
+			uint8_t st =
+				__atomic_load_n(&mc->pstate[pg + i], __ATOMIC_RELAXED);
+
+			if ((need >> i & 1) && (st & (PS_VALID0 << k))) {
+				idx[cnt] = i;
+				offset[cnt] = (pg + i) * LEAP_WIRE_PAGE_SIZE;
+				out[cnt++] = p + (size_t)i * LEAP_WIRE_PAGE_SIZE;
+			}
+		}
+		if (!cnt || srv_read(&mc->srv[si], offset, cnt, out, &present))
+			continue;
+		for (uint32_t j = 0; j < cnt; j++) {
+			if (present >> j & 1) {
+				need &= ~(1ULL << idx[j]);
+				if (k > 0)
+					COUNT(mc, failovers, 1);
+				continue;
+			}
+			/* Written here and acknowledged, now absent: the server lost it.
+			 */
+			__atomic_and_fetch(&mc->pstate[pg + idx[j]],
+					   (uint8_t) ~(PS_VALID0 << k), __ATOMIC_RELAXED);
+			COUNT(mc, lost_pages, 1);
+			mc_log(mc, "%s lost page %llu", mc->srv[si].addr,
+			       (unsigned long long)(pg + idx[j]));
+		}
+	}
+	if (need) {
+		log_io_error(mc, "read", pg + (uint64_t)__builtin_ctzll(need),
+			     "no replica holding its latest version answered");
+		return -EIO;
+	}
+	return 0;
+}
+
+int leap_mc_read(struct leap_mc *mc, uint64_t off, void *buf, size_t len)
+{
+	uint64_t pg = off / LEAP_WIRE_PAGE_SIZE, left = len / LEAP_WIRE_PAGE_SIZE;
+	uint8_t *p = buf;
+	int rc;
+
+	if (check_range(mc, off, len))
+		return -EINVAL;
+	COUNT(mc, reads, 1);
+	while (left) {
+		uint32_t n = chunk_pages(mc, pg, left);
+
+		rc = read_chunk(mc, pg, n, p);
+		if (rc)
+			return rc;
+		COUNT(mc, pages_read, n);
+		pg += n;
+		left -= n;
+		p += (size_t)n * LEAP_WIRE_PAGE_SIZE;
+	}
+	return 0;
+}
+
+int leap_mc_server_stats(struct leap_mc *mc, unsigned idx, uint64_t *value)
+{
+	struct mc_server *s;
+	struct leap_wire_msg m;
+	int rc;
+
+	if (idx >= mc->cfg.nservers)
+		return -EINVAL;
+	s = &mc->srv[idx];
+	pthread_mutex_lock(&s->lock);
+	rc = srv_request(s, build_stats, NULL, NULL, 0, LEAP_WOP_STATS, &m);
+	if (rc == 0) {
+		memcpy(value, m.u.stats.value, sizeof(uint64_t) * m.u.stats.n);
+		rc = (int)m.u.stats.n;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+void leap_mc_get_counters(struct leap_mc *mc, struct leap_mc_counters *out)
+{
+	pthread_mutex_lock(&mc->stat_lock);
+	*out = mc->cnt;
+	pthread_mutex_unlock(&mc->stat_lock);
+}
+
+struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t errlen)
+{
+	struct leap_mc *mc;
+
+	if (cfg->nservers < 1 || cfg->nservers > LEAP_MC_MAX_SERVERS ||
+	    cfg->replicas < 1 || cfg->replicas > 2 || cfg->replicas > cfg->nservers) {
+		snprintf(err, errlen,
+			 "need 1..%d servers and 1 <= replicas (<= 2) <= servers",
+			 LEAP_MC_MAX_SERVERS);
+		return NULL;
+	}
+	if (cfg->secret_len < LEAP_SECRET_MIN || cfg->secret_len > LEAP_SECRET_MAX ||
+	    cfg->dev_pages < 1 ||
+	    cfg->dev_pages > LEAP_WIRE_MAX_OFFSET / LEAP_WIRE_PAGE_SIZE) {
+		snprintf(err, errlen, "bad secret length or device size");
+		return NULL;
+	}
+	mc = calloc(1, sizeof(*mc));
+	if (!mc)
+		goto nomem;
+	mc->cfg = *cfg;
+	if (!mc->cfg.transport)
+		mc->cfg.transport = &leap_tcp_transport;
+	if (!mc->cfg.stripe_pages)
+		mc->cfg.stripe_pages = 16;
+	if (!mc->cfg.io_timeout_ms)
+		mc->cfg.io_timeout_ms = 2000;
+	if (!mc->cfg.retry_ms)
+		mc->cfg.retry_ms = 10000;
+	if (!mc->cfg.log_prefix)
+		mc->cfg.log_prefix = "memclient";
+	memcpy(mc->secret, cfg->secret, cfg->secret_len);
+	mc->cfg.secret = NULL;
+	pthread_mutex_init(&mc->stat_lock, NULL);
+	mc->pstate = calloc(cfg->dev_pages, 1);
+	if (!mc->pstate)
+		goto nomem;
+	if (cfg->existing)
+		memset(mc->pstate, PS_WRITTEN | (((1U << cfg->replicas) - 1) << 1),
+		       cfg->dev_pages);
+	for (unsigned i = 0; i < cfg->nservers; i++) {
+		struct mc_server *s = &mc->srv[i];
+
+		s->mc = mc;
+		s->idx = i;
+		s->addr = cfg->servers[i];
+		s->c.fd = -1;
+		pthread_mutex_init(&s->lock, NULL);
+		s->rx = malloc(LEAP_WIRE_MAX_MSG);
+		if (!s->rx)
+			goto nomem;
+	}
+	for (unsigned i = 0; i < cfg->nservers; i++)
+		if (srv_connect(&mc->srv[i], err, errlen)) {
+			leap_mc_close(mc);
+			return NULL;
+		}
+	return mc;
+nomem:
+	snprintf(err, errlen, "out of memory");
+	leap_mc_close(mc);
+	return NULL;
+}
+
+void leap_mc_close(struct leap_mc *mc)
+{
+	if (!mc)
+		return;
+	for (unsigned i = 0; i < mc->cfg.nservers; i++) {
+		if (mc->srv[i].mc) {
+			srv_disconnect(&mc->srv[i]);
+			pthread_mutex_destroy(&mc->srv[i].lock);
+		}
+		free(mc->srv[i].rx);
+	}
+	free(mc->pstate);
+	OPENSSL_cleanse(mc->secret, sizeof(mc->secret));
+	free(mc);
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memclient: one block device's pages stored in one or more leap-memd
+ * servers.  Placement is striped: the device is cut into stripes of
+ * stripe_pages pages, stripe s lives on server s % N and, with replication
+ * r = 2, also on server (s + 1) % N.  A write goes to every replica; a read
+ * asks the replicas in turn.  Each server connection reconnects and retries
+ * (the protocol's READ and WRITE are idempotent) until retry_ms runs out.
+ *
+ * Data is never silently wrong: the client remembers, per page, whether it
+ * was ever written and which replicas hold its latest version (1 byte per
+ * page).  A replica that missed a write, restarted (new instance id) or
+ * reports a written page absent is not read from for that page; when no
+ * replica holding the latest version answers, the read fails with -EIO and
+ * a log line.  A never-written page reads as zeros.
+ *
+ * Thread-safe: one request at a time per server connection, different
+ * servers in parallel.
+ */
+#ifndef LEAP_MEMCLIENT_H
+#define LEAP_MEMCLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "leap/wire.h"
+#include "transport.h"
+
+#define LEAP_MC_MAX_SERVERS 16
+
+struct leap_mc_config {
+	const char *servers[LEAP_MC_MAX_SERVERS];
+	unsigned nservers;
+	unsigned replicas; /* 1 or 2, <= nservers */
+	const struct leap_transport *transport;
+	const uint8_t *secret;
+	size_t secret_len;
+	uint32_t dev;	       /* device id on the servers: one per client */
+	uint64_t dev_pages;    /* device size in pages */
+	uint32_t stripe_pages; /* placement unit; 0 = 16 */
+	int io_timeout_ms;     /* one attempt; 0 = 2000 */
+	int retry_ms;	       /* keep retrying a server this long; 0 = 10000 */
+	const char *log_prefix;
+	/* The pages were written by an earlier client (e.g. leap-memctl fill,
+	 * then verify): count every page as written to every replica, so an
+	 * absent one is an error rather than zeros. */
+	int existing;
+};
+
+struct leap_mc_counters {
+	uint64_t reads, writes; /* calls */
+	uint64_t pages_read, pages_written;
+	uint64_t reconnects;	  /* successful reconnections after a failure */
+	uint64_t retries;	  /* attempts repeated after a transport error */
+	uint64_t failovers;	  /* reads served by a second replica */
+	uint64_t degraded_writes; /* writes that reached fewer than r replicas */
+	uint64_t lost_pages;	  /* written pages a replica no longer had */
+	uint64_t io_errors;	  /* calls that returned -EIO */
+};
+
+struct leap_mc;
+
+/* Connects to every server and authenticates; NULL with a reason in err. */
+struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t errlen);
+void leap_mc_close(struct leap_mc *mc);
+
+/* off and len page-aligned, within the device.  0, -EINVAL or -EIO. */
+int leap_mc_write(struct leap_mc *mc, uint64_t off, const void *buf, size_t len);
+int leap_mc_read(struct leap_mc *mc, uint64_t off, void *buf, size_t len);
+
+/* STATS of server idx into value[LEAP_WIRE_MAX_STATS]; the count, or -errno. */
+int leap_mc_server_stats(struct leap_mc *mc, unsigned idx, uint64_t *value);
+void leap_mc_get_counters(struct leap_mc *mc, struct leap_mc_counters *out);
+
+/* Server index of replica k of the page at page number pg (for tests). */
+unsigned leap_mc_place(uint64_t pg, uint32_t stripe_pages, unsigned nservers, unsigned k);
+
+#endif /* LEAP_MEMCLIENT_H */

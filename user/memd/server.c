@@ -1,0 +1,484 @@
+// SPDX-License-Identifier: MIT
+/*
+ * leap-memd's server loop: one thread, epoll over the listener, a signalfd
+ * and every client.  Each connection reads one whole message (header first,
+ * so an oversize length is refused before anything is buffered), handles
+ * it, and sends the reply before it reads the next: a client that does not
+ * read its replies only stalls itself.  Buffers are allocated once per
+ * connection at accept, never per message.
+ *
+ * A connection must HELLO then AUTH (HMAC of the server's nonce with the
+ * shared secret) within auth_timeout_ms; anything else before that, a bad
+ * MAC or a malformed message gets an ERROR reply and the connection closed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+
+#include "memd.h"
+
+enum conn_state { ST_HELLO, ST_AUTH, ST_READY };
+
+struct conn {
+	struct leap_conn c;
+	enum conn_state state;
+	int64_t auth_deadline;
+	uint8_t nonce[LEAP_WIRE_NONCE_LEN];
+	uint8_t *rx, *tx;
+	size_t rx_have, rx_need;
+	size_t tx_len, tx_off;
+	bool close_after_tx;
+	struct conn *next;
+};
+
+struct server {
+	const struct memd_config *cfg;
+	struct memd_store *store;
+	struct leap_conn listener;
+	int ep, sigfd;
+	uint64_t instance;
+	struct conn *conns;
+	unsigned nconns;
+	uint64_t stat[LEAP_WSTAT_NR];
+	bool stop;
+};
+
+#define LOG(fmt, ...) fprintf(stderr, "leap-memd: " fmt "\n", ##__VA_ARGS__)
+#define VLOG(s, ...)                                                                     \
+	do {                                                                             \
+		if ((s)->cfg->verbose)                                                   \
+			LOG(__VA_ARGS__);                                                \
+	} while (0)
+
+static void conn_free(struct server *s, struct conn *cn)
+{
+	struct conn **pp;
+
+	for (pp = &s->conns; *pp; pp = &(*pp)->next)
+		if (*pp == cn) {
+			*pp = cn->next;
+			break;
+		}
+	epoll_ctl(s->ep, EPOLL_CTL_DEL, cn->c.fd, NULL);
+	VLOG(s, "%s: closed", cn->c.peer);
+	cn->c.t->close(&cn->c);
+	free(cn->rx);
+	free(cn->tx);
+	free(cn);
+	s->nconns--;
+	s->stat[LEAP_WSTAT_CLIENTS] = s->nconns;
+}
+
+static void want(struct server *s, struct conn *cn, uint32_t events)
+{
+	struct epoll_event ev = {.events = events, .data.ptr = cn};
+
+	epoll_ctl(s->ep, EPOLL_CTL_MOD, cn->c.fd, &ev);
+}
+
+/* Queues an ERROR reply; fatal ones close the connection once it is sent. */
+static void reply_error(struct server *s, struct conn *cn, uint64_t id, int code,
+			const char *why)
+{
+	long n = leap_wire_enc_error(cn->tx, LEAP_WIRE_MAX_MSG, id, (uint32_t)code, why);
+
+	cn->tx_len = n > 0 ? (size_t)n : 0;
+	cn->tx_off = 0;
+	if (code != LEAP_WERR_NOSPACE && code != LEAP_WERR_RANGE)
+		cn->close_after_tx = true;
+	if (code == LEAP_WERR_AUTH)
+		s->stat[LEAP_WSTAT_AUTH_FAILURES]++;
+	else if (code != LEAP_WERR_NOSPACE && code != LEAP_WERR_RANGE)
+		s->stat[LEAP_WSTAT_BAD_MESSAGES]++;
+	LOG("%s: %s%s%s", cn->c.peer, leap_wire_err_name((unsigned)code), why ? ": " : "",
+	    why ? why : "");
+}
+
+static void handle_hello(struct server *s, struct conn *cn, const struct leap_wire_msg *m)
+{
+	long n;
+
+	if (m->u.hello.min_version > LEAP_WIRE_VERSION ||
+	    m->u.hello.max_version < LEAP_WIRE_VERSION) {
+		reply_error(s, cn, m->hdr.req_id, LEAP_WERR_VERSION,
+			    "server speaks version 1");
+		return;
+	}
+	if (leap_wire_nonce(cn->nonce)) {
+		reply_error(s, cn, m->hdr.req_id, LEAP_WERR_INTERNAL, "no randomness");
+		return;
+	}
+	n = leap_wire_enc_hello_rep(cn->tx, LEAP_WIRE_MAX_MSG, m->hdr.req_id,
+				    s->store->capacity, s->instance, cn->nonce);
+	cn->tx_len = (size_t)n;
+	cn->state = ST_AUTH;
+}
+
+static void handle_auth(struct server *s, struct conn *cn, const struct leap_wire_msg *m)
+{
+	if (!leap_wire_mac_ok(s->cfg->secret, s->cfg->secret_len, cn->nonce,
+			      m->u.auth.mac)) {
+		reply_error(s, cn, m->hdr.req_id, LEAP_WERR_AUTH, "wrong secret");
+		return;
+	}
+	/* A nonce answers one challenge only. */
+	OPENSSL_cleanse(cn->nonce, sizeof(cn->nonce));
+	cn->state = ST_READY;
+	cn->tx_len = (size_t)leap_wire_enc_empty(cn->tx, LEAP_WIRE_MAX_MSG, LEAP_WOP_AUTH,
+						 LEAP_WF_REPLY, m->hdr.req_id);
+	VLOG(s, "%s: authenticated", cn->c.peer);
+}
+
+static void handle_read(struct server *s, struct conn *cn, const struct leap_wire_msg *m)
+{
+	uint32_t count = m->u.io.count;
+	uint8_t *out = cn->tx + LEAP_WIRE_HDR_SIZE + LEAP_WIRE_IO_HDR + 8;
+	uint64_t present = 0;
+	long n;
+
+	for (uint32_t i = 0; i < count; i++) {
+		const uint8_t *pg =
+			memd_store_find(s->store, m->u.io.dev, m->u.io.offset[i]);
+
+		if (pg) {
+			memcpy(out + (size_t)i * LEAP_WIRE_PAGE_SIZE, pg,
+			       LEAP_WIRE_PAGE_SIZE);
+			present |= 1ULL << i;
+		} else {
+			memset(out + (size_t)i * LEAP_WIRE_PAGE_SIZE, 0,
+			       LEAP_WIRE_PAGE_SIZE);
+		}
+	}
+	n = leap_wire_enc_read_rep(cn->tx, LEAP_WIRE_MAX_MSG, m->hdr.req_id, m->u.io.dev,
+				   count, present);
+	cn->tx_len = (size_t)n + (size_t)count * LEAP_WIRE_PAGE_SIZE;
+	s->stat[LEAP_WSTAT_READ_REQS]++;
+	s->stat[LEAP_WSTAT_PAGES_READ] += count;
+}
+
+static void handle_write(struct server *s, struct conn *cn, const struct leap_wire_msg *m)
+{
+	uint32_t count = m->u.io.count, fresh = 0;
+
+	/* All or nothing: a batch never lands half-written for lack of room. */
+	for (uint32_t i = 0; i < count; i++)
+		if (!memd_store_find(s->store, m->u.io.dev, m->u.io.offset[i]))
+			fresh++;
+	if (s->store->used + fresh > s->store->capacity) {
+		reply_error(s, cn, m->hdr.req_id, LEAP_WERR_NOSPACE, NULL);
+		return;
+	}
+	for (uint32_t i = 0; i < count; i++)
+		memcpy(memd_store_get(s->store, m->u.io.dev, m->u.io.offset[i]),
+		       m->u.io.pages + (size_t)i * LEAP_WIRE_PAGE_SIZE,
+		       LEAP_WIRE_PAGE_SIZE);
+	cn->tx_len = (size_t)leap_wire_enc_write_rep(cn->tx, LEAP_WIRE_MAX_MSG,
+						     m->hdr.req_id, m->u.io.dev, count);
+	s->stat[LEAP_WSTAT_WRITE_REQS]++;
+	s->stat[LEAP_WSTAT_PAGES_WRITTEN] += count;
+	s->stat[LEAP_WSTAT_USED_PAGES] = s->store->used;
+}
+
+static void handle(struct server *s, struct conn *cn)
+{
+	struct leap_wire_msg m;
+	int rc = leap_wire_decode(cn->rx, cn->rx_have, &m);
+	static const enum conn_state need[] = {
+		[LEAP_WOP_HELLO] = ST_HELLO, [LEAP_WOP_AUTH] = ST_AUTH,
+		[LEAP_WOP_READ] = ST_READY,  [LEAP_WOP_WRITE] = ST_READY,
+		[LEAP_WOP_STATS] = ST_READY,
+	};
+
+	cn->tx_off = 0;
+	cn->tx_len = 0;
+	if (rc) {
+		reply_error(s, cn, m.hdr.req_id, -rc, NULL);
+		return;
+	}
+	if ((m.hdr.flags & LEAP_WF_REPLY) || m.hdr.opcode == LEAP_WOP_ERROR) {
+		reply_error(s, cn, m.hdr.req_id, LEAP_WERR_OP, "replies are for clients");
+		return;
+	}
+	if (need[m.hdr.opcode] != cn->state) {
+		reply_error(s, cn, m.hdr.req_id,
+			    cn->state == ST_READY ? LEAP_WERR_STATE : LEAP_WERR_AUTH,
+			    cn->state == ST_READY ? "already authenticated"
+						  : "HELLO and AUTH come first");
+		return;
+	}
+	switch (m.hdr.opcode) {
+	case LEAP_WOP_HELLO:
+		handle_hello(s, cn, &m);
+		break;
+	case LEAP_WOP_AUTH:
+		handle_auth(s, cn, &m);
+		break;
+	case LEAP_WOP_READ:
+		handle_read(s, cn, &m);
+		break;
+	case LEAP_WOP_WRITE:
+		handle_write(s, cn, &m);
+		break;
+	case LEAP_WOP_STATS:
+		s->stat[LEAP_WSTAT_CAPACITY_PAGES] = s->store->capacity;
+		s->stat[LEAP_WSTAT_USED_PAGES] = s->store->used;
+		cn->tx_len = (size_t)leap_wire_enc_stats_rep(
+			cn->tx, LEAP_WIRE_MAX_MSG, m.hdr.req_id, s->stat, LEAP_WSTAT_NR);
+		break;
+	}
+}
+
+/* Sends what is queued; false if the connection is gone. */
+static bool flush(struct server *s, struct conn *cn)
+{
+	while (cn->tx_off < cn->tx_len) {
+		struct iovec iov = {cn->tx + cn->tx_off, cn->tx_len - cn->tx_off};
+		ssize_t n = cn->c.t->send(&cn->c, &iov, 1);
+
+		if (n == -EAGAIN) {
+			want(s, cn, EPOLLOUT);
+			return true;
+		}
+		if (n <= 0) {
+			conn_free(s, cn);
+			return false;
+		}
+		cn->tx_off += (size_t)n;
+	}
+	cn->tx_len = cn->tx_off = 0;
+	if (cn->close_after_tx) {
+		conn_free(s, cn);
+		return false;
+	}
+	want(s, cn, EPOLLIN);
+	return true;
+}
+
+static void on_readable(struct server *s, struct conn *cn)
+{
+	/* Bounded so one busy client cannot starve the others. */
+	for (int round = 0; round < 16; round++) {
+		ssize_t n = cn->c.t->recv(&cn->c, cn->rx + cn->rx_have,
+					  cn->rx_need - cn->rx_have);
+		struct leap_wire_hdr h;
+		int rc;
+
+		if (n == -EAGAIN)
+			return;
+		if (n <= 0) {
+			conn_free(s, cn);
+			return;
+		}
+		cn->rx_have += (size_t)n;
+		if (cn->rx_have < cn->rx_need)
+			continue;
+		if (cn->rx_need == LEAP_WIRE_HDR_SIZE) {
+			rc = leap_wire_decode_hdr(cn->rx, cn->rx_have, &h);
+			if (rc) {
+				cn->tx_off = cn->tx_len = 0;
+				reply_error(s, cn, h.req_id, -rc, "bad header");
+				flush(s, cn);
+				return;
+			}
+			cn->rx_need += h.length;
+			if (h.length)
+				continue;
+		}
+		handle(s, cn);
+		cn->rx_have = 0;
+		cn->rx_need = LEAP_WIRE_HDR_SIZE;
+		if (!flush(s, cn) || cn->tx_len)
+			return; /* closed, or waiting for EPOLLOUT before reading on */
+	}
+}
+
+static void on_accept(struct server *s)
+{
+	for (;;) {
+		struct conn *cn = calloc(1, sizeof(*cn));
+		struct epoll_event ev = {.events = EPOLLIN};
+
+		if (!cn)
+			return;
+		if (s->listener.t->accept(&s->listener, &cn->c)) {
+			free(cn);
+			return;
+		}
+		s->stat[LEAP_WSTAT_CLIENTS_TOTAL]++;
+		if (s->nconns >= s->cfg->max_clients) {
+			LOG("%s: refused, %u clients already", cn->c.peer, s->nconns);
+			cn->c.t->close(&cn->c);
+			free(cn);
+			continue;
+		}
+		cn->rx = malloc(LEAP_WIRE_MAX_MSG);
+		cn->tx = malloc(LEAP_WIRE_MAX_MSG);
+		ev.data.ptr = cn;
+		if (!cn->rx || !cn->tx ||
+		    epoll_ctl(s->ep, EPOLL_CTL_ADD, cn->c.fd, &ev)) {
+			LOG("%s: refused, out of memory", cn->c.peer);
+			cn->c.t->close(&cn->c);
+			free(cn->rx);
+			free(cn->tx);
+			free(cn);
+			continue;
+		}
+		cn->rx_need = LEAP_WIRE_HDR_SIZE;
+		cn->auth_deadline = leap_now_ms() + s->cfg->auth_timeout_ms;
+		cn->next = s->conns;
+		s->conns = cn;
+		s->nconns++;
+		s->stat[LEAP_WSTAT_CLIENTS] = s->nconns;
+		VLOG(s, "%s: connected", cn->c.peer);
+	}
+}
+
+static void drop_all(struct server *s)
+{
+	LOG("dropping %u client connections (SIGUSR1)", s->nconns);
+	while (s->conns)
+		conn_free(s, s->conns);
+}
+
+static void on_signal(struct server *s)
+{
+	struct signalfd_siginfo si;
+
+	while (read(s->sigfd, &si, sizeof(si)) == sizeof(si)) {
+		if (si.ssi_signo == SIGUSR1)
+			drop_all(s);
+		else
+			s->stop = true;
+	}
+}
+
+/* Peers that have not authenticated in time are dropped (slow-loris). */
+static void reap_unauthenticated(struct server *s)
+{
+	int64_t now = leap_now_ms();
+	struct conn *cn = s->conns, *next;
+
+	for (; cn; cn = next) {
+		next = cn->next;
+		if (cn->state != ST_READY && now > cn->auth_deadline) {
+			LOG("%s: no authentication within %d ms, closing", cn->c.peer,
+			    s->cfg->auth_timeout_ms);
+			s->stat[LEAP_WSTAT_AUTH_FAILURES]++;
+			conn_free(s, cn);
+		}
+	}
+}
+
+static int write_port_file(const char *path, const char *addr)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%s\n", addr);
+	if (fclose(f) || rename(tmp, path))
+		return -1;
+	return 0;
+}
+
+int memd_serve(const struct memd_config *cfg, struct memd_store *store)
+{
+	struct server s = {.cfg = cfg, .store = store, .ep = -1, .sigfd = -1};
+	struct epoll_event ev, evs[64];
+	char err[256], bound[128];
+	sigset_t mask;
+	int rc = 1;
+
+	uint8_t rnd[LEAP_WIRE_NONCE_LEN];
+
+	/* A random instance id lets clients tell a restarted server (empty) from
+	 * a reconnection to the same one. */
+	if (leap_wire_nonce(rnd)) {
+		LOG("no randomness");
+		return 1;
+	}
+	memcpy(&s.instance, rnd, sizeof(s.instance));
+	s.stat[LEAP_WSTAT_CAPACITY_PAGES] = store->capacity;
+	if (cfg->transport->listen(&s.listener, cfg->listen, err, sizeof(err))) {
+		LOG("%s", err);
+		return 1;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	s.sigfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	s.ep = epoll_create1(EPOLL_CLOEXEC);
+	if (s.sigfd < 0 || s.ep < 0) {
+		LOG("epoll/signalfd: %s", strerror(errno));
+		goto out;
+	}
+	ev = (struct epoll_event){.events = EPOLLIN, .data.ptr = &s.listener};
+	epoll_ctl(s.ep, EPOLL_CTL_ADD, s.listener.fd, &ev);
+	ev = (struct epoll_event){.events = EPOLLIN, .data.ptr = &s.sigfd};
+	epoll_ctl(s.ep, EPOLL_CTL_ADD, s.sigfd, &ev);
+
+	if (cfg->transport->local_addr(&s.listener, bound, sizeof(bound)))
+		snprintf(bound, sizeof(bound), "%s", cfg->listen);
+	LOG("serving %llu pages (%llu MiB) on %s://%s",
+	    (unsigned long long)store->capacity,
+	    (unsigned long long)(store->capacity >> 8), cfg->transport->name, bound);
+	if (cfg->port_file && write_port_file(cfg->port_file, bound)) {
+		LOG("cannot write %s: %s", cfg->port_file, strerror(errno));
+		goto out;
+	}
+	while (!s.stop) {
+		int n = epoll_wait(s.ep, evs, 64, 1000);
+
+		if (n < 0 && errno != EINTR) {
+			LOG("epoll_wait: %s", strerror(errno));
+			goto out;
+		}
+		for (int i = 0; i < n; i++) {
+			void *p = evs[i].data.ptr;
+
+			if (p == &s.listener) {
+				on_accept(&s);
+			} else if (p == &s.sigfd) {
+				on_signal(&s);
+				/* Connections may be gone: the rest of this batch is
+				 * stale. */
+				break;
+			} else {
+				struct conn *cn = p;
+
+				if (evs[i].events & EPOLLOUT)
+					flush(&s, cn);
+				else
+					on_readable(&s, cn);
+			}
+		}
+		reap_unauthenticated(&s);
+	}
+	LOG("stopping: %llu pages used, %llu read, %llu written",
+	    (unsigned long long)store->used,
+	    (unsigned long long)s.stat[LEAP_WSTAT_PAGES_READ],
+	    (unsigned long long)s.stat[LEAP_WSTAT_PAGES_WRITTEN]);
+	rc = 0;
+out:
+	while (s.conns)
+		conn_free(&s, s.conns);
+	s.listener.t->close(&s.listener);
+	if (s.ep >= 0)
+		close(s.ep);
+	if (s.sigfd >= 0)
+		close(s.sigfd);
+	return rc;
+}
