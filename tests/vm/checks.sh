@@ -132,12 +132,15 @@ put MISSES_LEAP "$(jget "$j" .swapin_misses)"
 put WALL_LEAP "$(jget "$j" .wall_s)"
 cmp_ok "${events:-0}" '>' 0 "leap: events seen"
 cmp_ok "$(jget "$j" .swapin_misses)" '>' 0 "leap: the workload swapped (swap-in misses)"
-if [ $prefetching = 1 ]; then
+if grep -q ': observing only' "$out/leap.err"; then
+	put OBSERVE_ONLY yes
+else
 	put OBSERVE_ONLY no
+fi
+if [ $prefetching = 1 ]; then
 	cmp_ok "$(jget "$j" .prefetched)" '>' 0 "leap: prefetches issued (process_madvise)"
 	cmp_ok "$(jget "$j" .hits)" '>' 0 "leap: prefetched pages hit"
 else
-	put OBSERVE_ONLY yes
 	grep -q ': observing only' "$out/leap.err"
 	ok $? "leap: says it observes only ($madv)" || diag "$(cat "$out/leap.err")"
 	is "$(jget "$j" .prefetched)" 0 "leap: no prefetches where the kernel refuses WILLNEED"

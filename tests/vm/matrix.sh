@@ -64,7 +64,8 @@ row()
 	label=$k
 	[ "$k" = host ] && label="host"
 	notes=()
-	[ "$OBSERVE_ONLY" = yes ] && notes+=("observing only: $MADVISE")
+	[ -n "$MADVISE" ] && [ "$MADVISE" != "WILLNEED supported" ] && notes+=("$MADVISE")
+	[ "$OBSERVE_ONLY" = yes ] && notes+=("agent: \"observing only\"")
 	[ "$FENTRY" = no ] && notes+=("fentry refused")
 	[ "$TRACEPOINT" = no ] && notes+=("no count_memcg_events tracepoint")
 	[ -n "$MISSES_LEAP" ] && [ -n "$MISSES_OFF" ] &&
@@ -74,8 +75,8 @@ row()
 	125) notes+=("guest crashed") ;;
 	esac
 	printf '| %s | %s | %s | %s | %s | %s | %s | %s/%s | %s | %s |\n' \
-		"$label" "${KERNEL:-?}" "${BPF_LOADS:-?}" "${HOOK:-?}" "${EVENTS:-?}" \
-		"${PREFETCHED:-?}" "${HITS:-?}" "${PASSED:-0}" "${TOTAL:-?}" "${secs[$k]}s" \
+		"$label" "${KERNEL:-?}" "${BPF_LOADS:-?}" "${HOOK:-?}" "${EVENTS:--}" \
+		"${PREFETCHED:--}" "${HITS:--}" "${PASSED:-0}" "${TOTAL:-?}" "${secs[$k]}s" \
 		"$(IFS=';'; echo "${notes[*]}" | sed 's/;/; /g')"
 }
 {
