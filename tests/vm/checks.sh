@@ -125,7 +125,7 @@ ok $rc "leap: workload ran and its data is intact (exit $rc)" || diag "$(tail -n
 note "$(grep -h 'leap-agent' "$out/leap.err")"
 is "$(jget "$j" .hook)" "$hook" "leap: run uses the hook status names"
 events=$(jget "$j" .events)
-put EVENTS "${events:-0}"
+put EVENTS "$events"
 put PREFETCHED "$(jget "$j" .prefetched)"
 put HITS "$(jget "$j" .hits)"
 put MISSES_LEAP "$(jget "$j" .swapin_misses)"
