@@ -67,3 +67,21 @@ UNIT_SRC_test_wire_store := user/memd/store.c user/memclient/memclient.c $(WIRE_
 UNIT_LIBS_test_wire_store := -Iuser/wire -Iuser/memd -Iuser/memclient -pthread $(CRYPTO_LIBS)
 $(OUTPUT)/tests/test_wire_store $(OUTPUT)/tests-san/test_wire_store: user/memd/memd.h \
 	user/memclient/memclient.h
+
+# ---- leap-swapd: FUSE frontend over memclient ----
+FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
+FUSE_LIBS := $(or $(shell pkg-config --libs fuse3 2>/dev/null),-lfuse3 -lpthread)
+SWAPD_SRCS := $(wildcard user/swapd/*.c)
+SWAPD_OBJS := $(patsubst user/%.c,$(BACKEND_DIR)/%.o,$(SWAPD_SRCS))
+SWAPD_CFLAGS := -Iuser/wire -Iuser/memclient -Iuser/swapd $(FUSE_CFLAGS)
+
+$(BACKEND_DIR)/swapd/%.o: user/swapd/%.c $(WIRE_HDRS) user/memclient/memclient.h \
+		user/swapd/swapd.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(SWAPD_CFLAGS) -pthread -c $< -o $@
+
+$(BIN)/leap-swapd: $(SWAPD_OBJS) $(MEMCLIENT_OBJS) $(WIRE_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ -o $@ $(FUSE_LIBS) -pthread $(CRYPTO_LIBS)
+
+ALL_BINS += $(BIN)/leap-swapd

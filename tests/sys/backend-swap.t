@@ -1,0 +1,198 @@
+#!/usr/bin/env bash
+# leap-timeout: 170
+# SPDX-License-Identifier: MIT
+# Real swap through the remote backend: two leap-memd servers, leap-swapd
+# (FUSE file, r = 2 replication) behind a loop device with direct I/O,
+# swapped to at the highest priority.  leap-workload (every page
+# checksummed) runs seq and stride:16 over 128M in a 48M memory cgroup, two
+# processes at once, and once more while one of the two servers is killed:
+# every run must exit 0.
+#
+# Safety (docs/backend.md, design.md section 3): the daemons run outside the
+# limited cgroup, in their own session (a timeout killing this test's
+# process group must not take them down while swap sits on them); the FUSE
+# mount is checked before the loop device is attached (a loop over tmpfs
+# wedges the machine); teardown swapoffs first, and stops the daemons only
+# if swapoff and the loop detach succeeded.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/lib/fixture.sh
+. "$root/tests/lib/fixture.sh"
+
+require_root
+MEMD=$root/bin/leap-memd
+SWAPD=$root/bin/leap-swapd
+CTL=$root/bin/leap-memctl
+WL=$root/bin/leap-workload
+for b in "$MEMD" "$SWAPD" "$CTL" "$WL"; do
+	[ -x "$b" ] || bail_out "$b not built (run make)"
+done
+[ -c /dev/fuse ] || skip_all "no /dev/fuse"
+command -v losetup >/dev/null || skip_all "no losetup"
+for d in /sys/fs/cgroup/memory /sys/fs/cgroup/unified; do
+	[ -d "$d" ] || skip_all "no $d"
+done
+case $(stat -f -c %T "$FX_SWAP_DIR") in
+tmpfs | ramfs | overlayfs) skip_all "$FX_SWAP_DIR is memory-backed" ;;
+esac
+
+fixture_init
+tmp=$FX_STATE
+mnt=$FX_SWAP_DIR/$FX_TAG-mnt
+echo "$mnt" >"$tmp/mnt"
+head -c 48 /dev/urandom | base64 >"$tmp/secret"
+chmod 600 "$tmp/secret"
+
+# The whole backend comes down here, in order, however the test ends.
+backend_teardown()
+{
+	local loop mnt pid i ok=1
+	loop=$(cat "$FX_STATE/loop" 2>/dev/null)
+	mnt=$(cat "$FX_STATE/mnt")
+	if [ -n "$loop" ]; then
+		if grep -q "^$loop " /proc/swaps; then
+			for i in 1 2 3; do
+				swapoff "$loop" && break
+				sleep 1
+			done
+		fi
+		if grep -q "^$loop " /proc/swaps; then
+			ok=0
+		else
+			losetup -d "$loop" 2>/dev/null
+			for i in 1 2 3 4 5; do
+				losetup "$loop" >/dev/null 2>&1 || break
+				sleep 0.2
+			done
+			losetup "$loop" 2>/dev/null | grep -qF "$mnt/" && ok=0
+		fi
+	fi
+	if [ "$ok" = 0 ]; then
+		echo "# backend-swap: $loop still in use: leaving leap-swapd and leap-memd" \
+			"running (pids in $FX_STATE/daemons) so its pages stay readable" >&2
+		cp "$FX_STATE/daemons" "/var/tmp/$FX_TAG-daemons" 2>/dev/null
+		return 1
+	fi
+	for pid in $(cat "$FX_STATE/daemons" 2>/dev/null); do
+		kill -TERM "$pid" 2>/dev/null
+	done
+	for ((i = 0; i < 50; i++)); do
+		pid=
+		for pid in $(cat "$FX_STATE/daemons" 2>/dev/null); do
+			kill -0 "$pid" 2>/dev/null && break
+			pid=
+		done
+		[ -z "$pid" ] && break
+		sleep 0.1
+	done
+	for pid in $(cat "$FX_STATE/daemons" 2>/dev/null); do
+		kill -KILL "$pid" 2>/dev/null
+	done
+	mountpoint -q "$mnt" && umount -l "$mnt"
+	rmdir "$mnt" 2>/dev/null
+	return 0
+}
+: >"$tmp/daemons"
+fixture_register backend_teardown
+
+# Daemons in their own session, tracked only by backend_teardown.
+start_memd()
+{
+	local name=$1 addr=${2:-127.0.0.1:0} i
+	rm -f "$tmp/$name.port"
+	setsid "$MEMD" --size 320M --listen "$addr" --port-file "$tmp/$name.port" \
+		--secret-file "$tmp/secret" </dev/null 2>>"$tmp/$name.log" &
+	eval "${name}_pid=$!"
+	echo "$!" >>"$tmp/daemons"
+	for ((i = 0; i < 50; i++)); do
+		[ -s "$tmp/$name.port" ] && break
+		sleep 0.1
+	done
+	eval "${name}_addr=$(cat "$tmp/$name.port" 2>/dev/null)"
+	[ -s "$tmp/$name.port" ]
+}
+
+start_memd A || bail_out "leap-memd A did not start: $(cat "$tmp/A.log")"
+start_memd B || bail_out "leap-memd B did not start: $(cat "$tmp/B.log")"
+mkdir "$mnt" || bail_out "cannot create $mnt"
+setsid "$SWAPD" --mount "$mnt" --size 256M -s "$A_addr" -s "$B_addr" -r 2 \
+	--retry-ms 1000 --secret-file "$tmp/secret" </dev/null 2>"$tmp/swapd.log" &
+swapd_pid=$!
+echo "$swapd_pid" >>"$tmp/daemons"
+for ((i = 0; i < 50; i++)); do
+	[ "$(stat -f -c %T "$mnt" 2>/dev/null)" = fuseblk ] && [ -f "$mnt/swap" ] && break
+	sleep 0.1
+done
+[ "$(stat -f -c %T "$mnt" 2>/dev/null)" = fuseblk ] && mountpoint -q "$mnt" ||
+	bail_out "leap-swapd did not mount $mnt: $(cat "$tmp/swapd.log")"
+pass "leap-swapd serves $mnt/swap ($(stat -c %s "$mnt/swap") bytes, mode $(stat -c %a "$mnt/swap"))"
+like "$(cat "$tmp/swapd.log")" "serving" "leap-swapd started (it is not in a limited memcg)"
+
+# A loop device with direct I/O: no page cache copy of swapped pages.
+loop=$(losetup --direct-io=on --show -f "$mnt/swap") || bail_out "losetup failed"
+echo "$loop" >"$tmp/loop"
+is "$(cat "/sys/block/${loop#/dev/}/loop/dio")" 1 "$loop uses direct I/O"
+mkswap -q "$loop" >/dev/null || bail_out "mkswap $loop failed"
+swapon -p 32767 "$loop" || bail_out "swapon $loop failed"
+top=$(awk 'NR > 1 {print $5, $1}' /proc/swaps | sort -n | tail -1 | cut -d' ' -f2)
+is "$top" "$loop" "$loop is the highest-priority swap"
+note "$(cat /proc/swaps)"
+
+run_wl()
+{
+	local pat=$1 tag=$2 h rc
+	h=$(memcg_create 48M) || return 125
+	memcg_run_timeout 100 "$h" "$WL" --pattern "$pat" --footprint 128M \
+		>"$tmp/wl-$tag.out" 2>"$tmp/wl-$tag.err"
+	rc=$?
+	memcg_destroy "$h"
+	return $rc
+}
+
+out0=$(awk '$1 == "pswpout" {print $2}' /proc/vmstat)
+run_wl seq seq
+is "$?" 0 "seq over 128M in a 48M memcg: exit 0, every page verified" ||
+	diag "$(cat "$tmp/wl-seq.err")"
+used=$(run_timeout 30 "$CTL" -k "$tmp/secret" -s "$A_addr" stats 2>/dev/null |
+	awk '$2 == "pages_written" {print $3}')
+cmp_ok "${used:-0}" '>' 10000 "pages went out to leap-memd A (pages_written $used)"
+out1=$(awk '$1 == "pswpout" {print $2}' /proc/vmstat)
+cmp_ok $((out1 - out0)) '>' 10000 "pswpout grew by $((out1 - out0))"
+note "$(cat "$tmp/wl-seq.out")"
+
+# Two processes at once, each in its own 48M memcg.
+run_wl stride:16 s1 &
+p1=$!
+run_wl seq s2 &
+p2=$!
+wait "$p1"
+is "$?" 0 "stride:16 alongside seq: exit 0" || diag "$(cat "$tmp/wl-s1.err")"
+wait "$p2"
+is "$?" 0 "seq alongside stride:16: exit 0" || diag "$(cat "$tmp/wl-s2.err")"
+note "$(cat "$tmp/wl-s1.out" "$tmp/wl-s2.out")"
+
+# r = 2: kill one server in the middle of a run; nothing may be lost.
+run_wl stride:16 kill &
+p=$!
+sleep 0.4
+kill -KILL "$B_pid"
+wait "$B_pid" 2>/dev/null
+wait "$p"
+is "$?" 0 "stride:16 with leap-memd B killed mid-run (r=2): exit 0, data intact" ||
+	diag "$(cat "$tmp/wl-kill.err")"
+like "$(cat "$tmp/swapd.log")" "127.0.0.1:[0-9]+" "leap-swapd logged the lost server"
+note "$(grep -v '^leap-swapd: warning' "$tmp/swapd.log" | tail -5)"
+
+backend_teardown
+ok $? "swapoff, loop detached, daemons stopped"
+grep -q "^$loop " /proc/swaps
+isnt "$?" 0 "$loop is no longer swap"
+like "$(cat "$tmp/swapd.log")" "leap-swapd: reads=[0-9]+ writes=[0-9]+ .*errors=0 " \
+	"leap-swapd served every request without an I/O error"
+note "$(grep 'leap-swapd: reads=' "$tmp/swapd.log")"
+mountpoint -q "$mnt"
+isnt "$?" 0 "FUSE unmounted"
+left=$(fixture_leftovers)
+is "$left" "" "nothing left behind"
+done_testing

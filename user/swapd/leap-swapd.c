@@ -1,0 +1,214 @@
+// SPDX-License-Identifier: MIT
+/*
+ * leap-swapd: a swap device whose pages live in leap-memd servers.  It
+ * serves one file through FUSE; a loop device with direct I/O over that
+ * file is what `swapon` takes (docs/backend.md):
+ *
+ *   leap-swapd --mount /run/leap-swapd --size 1G --server 127.0.0.1:7480 \
+ *              --secret-file /etc/leap/secret &
+ *   dev=$(losetup --direct-io=on --show -f /run/leap-swapd/swap)
+ *   mkswap "$dev" && swapon "$dev"
+ *
+ * Run it outside any memory-limited cgroup (it refuses otherwise): memcg
+ * reclaim waits for the swap writeback this daemon does.
+ *
+ * Exit status: 0 clean stop, 1 failure, 2 bad usage.
+ */
+#include <argp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "swapd.h"
+
+const char *argp_program_version = "leap-swapd 0.1";
+const char *argp_program_bug_address = "the leap issue tracker";
+
+static const char doc[] =
+	"leap-swapd: a swap device backed by leap-memd servers (FUSE file + loop).\v"
+	"Stops on SIGTERM/SIGINT only while the file is not open (detach the loop "
+	"device first); a second signal forces the stop.";
+
+enum { OPT_NO_MLOCK = 0x100, OPT_STRIPE, OPT_RETRY, OPT_THREADS, OPT_ALLOW_MEMCG };
+
+static const struct argp_option options[] = {
+	{"mount", 'm', "DIR", 0, "Mount point (an existing directory; required)", 0},
+	{"size", 'S', "SIZE", 0, "Device size: bytes or K/M/G (required)", 0},
+	{"server", 's', "ADDR:PORT", 0, "A leap-memd server (repeat to stripe)", 0},
+	{"secret-file", 'k', "FILE", 0, "Shared secret, mode 0600 (required)", 0},
+	{"replicas", 'r', "R", 0, "Copies of each page: 1 (default) or 2", 0},
+	{"dev", 'd', "ID", 0, "Device id on the servers (default 1)", 0},
+	{"stripe", OPT_STRIPE, "PAGES", 0, "Stripe unit in pages (default 16)", 0},
+	{"retry-ms", OPT_RETRY, "MS", 0, "Retry a lost server this long (default 10000)",
+	 0},
+	{"threads", OPT_THREADS, "N", 0, "FUSE worker threads (default 4)", 0},
+	{"no-mlock", OPT_NO_MLOCK, NULL, 0, "Do not lock memory (not for real swap)", 0},
+	{"allow-memcg", OPT_ALLOW_MEMCG, NULL, 0,
+	 "Start even inside a memory-limited cgroup (deadlock-prone)", 0},
+	{"verbose", 'v', NULL, 0, "FUSE debug output", 0},
+	{0},
+};
+
+struct args {
+	struct leap_mc_config mc;
+	const char *mount, *secret_file;
+	uint64_t size;
+	unsigned long threads;
+	bool no_mlock, allow_memcg, verbose;
+};
+
+static int parse_num(const char *s, unsigned long long max, unsigned long long *out)
+{
+	char *end;
+	int shift = 0;
+
+	errno = 0;
+	*out = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -1;
+	if (*end == 'K' || *end == 'k')
+		shift = 10;
+	else if (*end == 'M' || *end == 'm')
+		shift = 20;
+	else if (*end == 'G' || *end == 'g')
+		shift = 30;
+	if (shift)
+		end++;
+	if (*end || *out > (max >> shift))
+		return -1;
+	*out <<= shift;
+	return 0;
+}
+
+static error_t parse_opt(int key, char *arg, struct argp_state *st)
+{
+	struct args *a = st->input;
+	unsigned long long v;
+
+	switch (key) {
+	case 'm':
+		a->mount = arg;
+		break;
+	case 'S':
+		if (parse_num(arg, LEAP_WIRE_MAX_OFFSET, &v) ||
+		    v < 16 * LEAP_WIRE_PAGE_SIZE || v % LEAP_WIRE_PAGE_SIZE)
+			argp_error(st, "bad --size '%s' (a page multiple, >= 64K)", arg);
+		a->size = v;
+		break;
+	case 's':
+		if (a->mc.nservers >= LEAP_MC_MAX_SERVERS)
+			argp_error(st, "at most %d servers", LEAP_MC_MAX_SERVERS);
+		a->mc.servers[a->mc.nservers++] = arg;
+		break;
+	case 'k':
+		a->secret_file = arg;
+		break;
+	case 'r':
+		if (parse_num(arg, 2, &v) || v < 1)
+			argp_error(st, "--replicas is 1 or 2");
+		a->mc.replicas = (unsigned)v;
+		break;
+	case 'd':
+		if (parse_num(arg, UINT32_MAX, &v))
+			argp_error(st, "bad --dev '%s'", arg);
+		a->mc.dev = (uint32_t)v;
+		break;
+	case OPT_STRIPE:
+		if (parse_num(arg, 1 << 20, &v) || v < 1)
+			argp_error(st, "bad --stripe '%s'", arg);
+		a->mc.stripe_pages = (uint32_t)v;
+		break;
+	case OPT_RETRY:
+		if (parse_num(arg, 3600000, &v) || v < 1)
+			argp_error(st, "bad --retry-ms '%s'", arg);
+		a->mc.retry_ms = (int)v;
+		break;
+	case OPT_THREADS:
+		if (parse_num(arg, 64, &v) || v < 1)
+			argp_error(st, "--threads is 1..64");
+		a->threads = (unsigned long)v;
+		break;
+	case OPT_NO_MLOCK:
+		a->no_mlock = true;
+		break;
+	case OPT_ALLOW_MEMCG:
+		a->allow_memcg = true;
+		break;
+	case 'v':
+		a->verbose = true;
+		break;
+	case ARGP_KEY_ARG:
+		argp_error(st, "unexpected argument '%s'", arg);
+		break;
+	case ARGP_KEY_END:
+		if (!a->mount || !a->size || !a->mc.nservers || !a->secret_file)
+			argp_error(st, "--mount, --size, --server and --secret-file are "
+				       "required");
+		if (a->mc.replicas > a->mc.nservers)
+			argp_error(st, "--replicas 2 needs two servers");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static struct args a = {
+		.mc = {.replicas = 1, .dev = 1, .log_prefix = "leap-swapd"},
+		.threads = 4,
+	};
+	struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
+	static uint8_t secret[LEAP_SECRET_MAX];
+	static struct swapd sd;
+	char err[512];
+	long slen;
+	int rc;
+
+	argp_err_exit_status = 2;
+	setvbuf(stderr, NULL, _IOLBF, 0);
+	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
+		return 2;
+	if (swapd_in_limited_memcg(err, sizeof(err)) && !a.allow_memcg) {
+		fprintf(stderr,
+			"leap-swapd: refusing to run in a memory-limited cgroup (%s): "
+			"its "
+			"reclaim would wait for this daemon's own swap I/O; start it "
+			"outside\n",
+			err);
+		return 1;
+	}
+	slen = leap_secret_load(a.secret_file, secret, sizeof(secret), err, sizeof(err));
+	if (slen < 0) {
+		fprintf(stderr, "leap-swapd: %s\n", err);
+		return 1;
+	}
+	a.mc.secret = secret;
+	a.mc.secret_len = (size_t)slen;
+	a.mc.dev_pages = a.size / LEAP_WIRE_PAGE_SIZE;
+	sd.size = a.size;
+	sd.verbose = a.verbose;
+	pthread_mutex_init(&sd.bounce_lock, NULL);
+	pthread_mutex_init(&sd.stat_lock, NULL);
+	/* Everything the I/O path needs is allocated here, before locking. */
+	sd.bounce_len = 256 << 10;
+	sd.bounce = malloc(sd.bounce_len + LEAP_WIRE_PAGE_SIZE);
+	sd.mc = leap_mc_open(&a.mc, err, sizeof(err));
+	if (!sd.mc || !sd.bounce) {
+		fprintf(stderr, "leap-swapd: %s\n", sd.mc ? "out of memory" : err);
+		return 1;
+	}
+	if (swapd_harden(a.no_mlock, err, sizeof(err))) {
+		fprintf(stderr, "leap-swapd: %s\n", err);
+		leap_mc_close(sd.mc);
+		return 1;
+	}
+	rc = swapd_fuse_run(&sd, a.mount, (int)a.threads);
+	swapd_print_stats(&sd, stderr);
+	leap_mc_close(sd.mc);
+	free(sd.bounce);
+	return rc;
+}

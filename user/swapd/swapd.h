@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/* leap-swapd internals: the FUSE frontend and the process hardening. */
+#ifndef LEAP_SWAPD_H
+#define LEAP_SWAPD_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "memclient.h"
+
+#define SWAPD_FILE	  "swap"
+#define SWAPD_LAT_BUCKETS 32 /* log2 microseconds */
+
+struct swapd_counters {
+	uint64_t reads, writes, pages_in, pages_out, unaligned, errors;
+	uint64_t read_lat[SWAPD_LAT_BUCKETS]; /* per-request, by log2(us) */
+};
+
+struct swapd {
+	struct leap_mc *mc;
+	uint64_t size; /* bytes, page multiple */
+	bool verbose;
+	int open_count; /* the file's open handles (a loop device holds one) */
+	pthread_mutex_t bounce_lock;
+	uint8_t *bounce; /* for requests that are not page-aligned (rare) */
+	size_t bounce_len;
+	pthread_mutex_t stat_lock;
+	struct swapd_counters cnt;
+};
+
+/* Serves one file of sd->size bytes at mountpoint until a stop signal that
+ * arrives while the file is not open (or a second one); 0 on a clean stop. */
+int swapd_fuse_run(struct swapd *sd, const char *mountpoint, int max_threads);
+void swapd_print_stats(struct swapd *sd, FILE *f);
+
+/*
+ * Keeps the daemon able to serve swap I/O under memory pressure: locks all
+ * memory (unless no_mlock), marks the process an I/O flusher
+ * (PR_SET_IO_FLUSHER: its allocations do not recurse into reclaim I/O) and
+ * exempts it from the OOM killer.  Only the lock is required (-1 with a
+ * reason in err); the other two are warnings without CAP_SYS_RESOURCE.
+ */
+int swapd_harden(bool no_mlock, char *err, size_t errlen);
+/*
+ * 1 if this process is in a memory cgroup with a limit (v1
+ * memory.limit_in_bytes or v2 memory.max, on the path up to the root):
+ * reclaim there waits for swap writeback that this daemon must do, which
+ * deadlocks.  Describes the cgroup in why.
+ */
+int swapd_in_limited_memcg(char *why, size_t whylen);
+
+#endif /* LEAP_SWAPD_H */
