@@ -51,7 +51,6 @@ shift 2
 [ "$(id -u)" -eq 0 ] || vm_die "needs root (the 9p export of / passes file ownership through)"
 bash "$VM_DIR/deps.sh"
 
-suite=$(vm_suite_of "$kernel")
 env=$(bash "$VM_DIR/fetch-kernel.sh" "$kernel")
 . "$env"
 initrd=$(bash "$VM_DIR/mkinitramfs.sh" "$kernel")
