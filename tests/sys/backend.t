@@ -94,6 +94,12 @@ reply=$(timeout 5 head -c 24 <&3 | od -An -tx1 | tr -d ' \n')
 exec 3<&-
 like "$reply" '^4c41505701000601' "an oversize length is refused from the header alone"
 exec 3<>"/dev/tcp/127.0.0.1/$port"
+# A WRITE of 1000 bytes before authenticating: refused from the header (AUTH).
+printf 'LAPW\x01\x00\x04\x00\0\0\0\0\0\0\0\0\xe8\x03\x00\x00\0\0\0\0' >&3
+reply=$(timeout 5 head -c 32 <&3 | od -An -tx1 | tr -d ' \n')
+exec 3<&-
+like "$reply" '^4c41505701000601.{32}08000000' "a payload before AUTH is refused unread"
+exec 3<>"/dev/tcp/127.0.0.1/$port"
 sleep 1.5 # --auth-timeout 1000: a silent peer is dropped
 timeout 5 cat <&3 >/dev/null
 is "$?" 0 "a peer that never authenticates is disconnected"

@@ -288,6 +288,15 @@ static void on_readable(struct server *s, struct conn *cn)
 				flush(s, cn);
 				return;
 			}
+			/* Before authentication only HELLO and AUTH, both small, are
+			 * allowed: never buffer a big payload for an unknown peer. */
+			if (cn->state != ST_READY && h.length > LEAP_WIRE_HELLO_REP_LEN) {
+				cn->tx_off = cn->tx_len = 0;
+				reply_error(s, cn, h.req_id, LEAP_WERR_AUTH,
+					    "HELLO and AUTH come first");
+				flush(s, cn);
+				return;
+			}
 			cn->rx_need += h.length;
 			if (h.length)
 				continue;
