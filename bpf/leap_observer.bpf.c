@@ -413,6 +413,11 @@ int BPF_PROG(leap_memcg_ev, struct mem_cgroup *memcg, int item, unsigned long va
 
 /* ---- fentry path ------------------------------------------------------- */
 
+/* Before ~5.16 vm_fault.flags is an unsigned int, not enum fault_flag. */
+struct vm_fault___u32 {
+	unsigned int flags;
+} __attribute__((preserve_access_index));
+
 SEC("fentry/do_swap_page")
 int BPF_PROG(leap_swap_entry, struct vm_fault *vmf)
 {
@@ -440,8 +445,14 @@ int BPF_PROG(leap_swap_entry, struct vm_fault *vmf)
 	p.ts_ns = now;
 	p.cgroup_id = cgid;
 	p.flags = LEAP_EV_FENTRY;
-	if (BPF_CORE_READ(vmf, flags) & LEAP_FAULT_FLAG_WRITE)
-		p.flags |= LEAP_EV_WRITE;
+	if (bpf_core_field_exists(vmf->flags)) {
+		if (BPF_CORE_READ(vmf, flags) & LEAP_FAULT_FLAG_WRITE)
+			p.flags |= LEAP_EV_WRITE;
+	} else if (bpf_core_field_exists(((struct vm_fault___u32 *)vmf)->flags)) {
+		if (BPF_CORE_READ((struct vm_fault___u32 *)vmf, flags) &
+		    LEAP_FAULT_FLAG_WRITE)
+			p.flags |= LEAP_EV_WRITE;
+	}
 	p.slot = t->stats_slot;
 	p.tflags = t->flags;
 

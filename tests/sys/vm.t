@@ -29,9 +29,7 @@ repo=$(cd "$here/../.." && pwd)
 . "$repo/tests/vm/lib.sh"
 
 kernels=${LEAP_VM_T_KERNELS:-6.1 6.12 5.10}
-declare -A vm_todo=(
-	[5.10]="5.10: leap_observer.bpf.c reads vm_fault.flags, an enum fault_flag in the build's BTF and an unsigned int on 5.10: the CO-RE relocation fails, fentry does not load, and 5.10 has no count_memcg_events tracepoint either (docs/vm.md, known issue, with a verified fix)"
-)
+declare -A vm_todo=()
 
 [ "$(id -u)" -eq 0 ] || skip_all "needs root"
 [ -x "$repo/bin/leap-agent" ] && [ -x "$repo/bin/leap-workload" ] ||
