@@ -76,7 +76,7 @@ SWAPD_OBJS := $(patsubst user/%.c,$(BACKEND_DIR)/%.o,$(SWAPD_SRCS))
 SWAPD_CFLAGS := -Iuser/wire -Iuser/memclient -Iuser/swapd $(FUSE_CFLAGS)
 
 $(BACKEND_DIR)/swapd/%.o: user/swapd/%.c $(WIRE_HDRS) user/memclient/memclient.h \
-		user/swapd/swapd.h | $(DEPS_STAMP)
+		$(wildcard user/swapd/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SWAPD_CFLAGS) -pthread -c $< -o $@
 
@@ -85,3 +85,7 @@ $(BIN)/leap-swapd: $(SWAPD_OBJS) $(MEMCLIENT_OBJS) $(WIRE_OBJS)
 	$(CC) $(CFLAGS) $^ -o $@ $(FUSE_LIBS) -pthread $(CRYPTO_LIBS)
 
 ALL_BINS += $(BIN)/leap-swapd
+
+UNIT_SRC_test_wire_cache := user/swapd/cache.c
+UNIT_LIBS_test_wire_cache := -Iuser/swapd -pthread
+$(OUTPUT)/tests/test_wire_cache $(OUTPUT)/tests-san/test_wire_cache: user/swapd/cache.h

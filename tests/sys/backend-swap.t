@@ -139,10 +139,13 @@ top=$(awk 'NR > 1 {print $5, $1}' /proc/swaps | sort -n | tail -1 | cut -d' ' -f
 is "$top" "$loop" "$loop is the highest-priority swap"
 note "$(cat /proc/swaps)"
 
+# run_wl PATTERN TAG [HANDLE]: leap-workload in a 48M memcg (HANDLE, or a new
+# one).  Concurrent runs get handles made beforehand: the fixture's counter
+# for names is not safe against concurrent memcg_create calls.
 run_wl()
 {
-	local pat=$1 tag=$2 h rc
-	h=$(memcg_create 48M) || return 125
+	local pat=$1 tag=$2 h=${3:-} rc
+	[ -n "$h" ] || h=$(memcg_create 48M) || return 125
 	memcg_run_timeout 100 "$h" "$WL" --pattern "$pat" --footprint 128M \
 		>"$tmp/wl-$tag.out" 2>"$tmp/wl-$tag.err"
 	rc=$?
@@ -162,9 +165,11 @@ cmp_ok $((out1 - out0)) '>' 10000 "pswpout grew by $((out1 - out0))"
 note "$(cat "$tmp/wl-seq.out")"
 
 # Two processes at once, each in its own 48M memcg.
-run_wl stride:16 s1 &
+h1=$(memcg_create 48M) || bail_out "memcg_create failed"
+h2=$(memcg_create 48M) || bail_out "memcg_create failed"
+run_wl stride:16 s1 "$h1" &
 p1=$!
-run_wl seq s2 &
+run_wl seq s2 "$h2" &
 p2=$!
 wait "$p1"
 is "$?" 0 "stride:16 alongside seq: exit 0" || diag "$(cat "$tmp/wl-s1.err")"
@@ -173,7 +178,8 @@ is "$?" 0 "seq alongside stride:16: exit 0" || diag "$(cat "$tmp/wl-s2.err")"
 note "$(cat "$tmp/wl-s1.out" "$tmp/wl-s2.out")"
 
 # r = 2: kill one server in the middle of a run; nothing may be lost.
-run_wl stride:16 kill &
+h=$(memcg_create 48M) || bail_out "memcg_create failed"
+run_wl stride:16 kill "$h" &
 p=$!
 sleep 0.4
 kill -KILL "$B_pid"

@@ -193,6 +193,41 @@ static int unaligned(struct swapd *sd, char *buf, size_t len, uint64_t off, bool
 	return rc;
 }
 
+/*
+ * Page-aligned reads: pages in the prefetch cache are served from it (and
+ * evicted, cache.h), the runs of misses between them from the servers.
+ */
+static int read_pages(struct swapd *sd, char *buf, size_t len, uint64_t off)
+{
+	uint64_t pg0 = off / PAGE, n = len / PAGE, miss = UINT64_MAX;
+	int rc;
+
+	if (!sd->cache.cap)
+		return leap_mc_read(sd->mc, off, buf, len);
+	for (uint64_t i = 0; i <= n; i++) {
+		bool hit = i < n && pcache_take(&sd->cache, pg0 + i, buf + i * PAGE);
+
+		if ((hit || i == n) && miss != UINT64_MAX) {
+			rc = leap_mc_read(sd->mc, (pg0 + miss) * PAGE, buf + miss * PAGE,
+					  (i - miss) * PAGE);
+			if (rc)
+				return rc;
+			miss = UINT64_MAX;
+		} else if (!hit && i < n && miss == UINT64_MAX) {
+			miss = i;
+		}
+	}
+	return 0;
+}
+
+static void invalidate(struct swapd *sd, uint64_t off, size_t len)
+{
+	if (!sd->cache.cap)
+		return;
+	for (uint64_t pg = off / PAGE; pg * PAGE < off + len; pg++)
+		pcache_invalidate(&sd->cache, pg);
+}
+
 static int fs_read(const char *path, char *buf, size_t len, off_t off,
 		   struct fuse_file_info *fi)
 {
@@ -206,7 +241,7 @@ static int fs_read(const char *path, char *buf, size_t len, off_t off,
 	if (!len)
 		return 0;
 	if (off % PAGE == 0 && len % PAGE == 0)
-		rc = leap_mc_read(sd->mc, (uint64_t)off, buf, len);
+		rc = read_pages(sd, buf, len, (uint64_t)off);
 	else
 		rc = unaligned(sd, buf, len, (uint64_t)off, false);
 	count_read(sd, (uint64_t)(now_ns() - t0), len, rc);
@@ -224,10 +259,14 @@ static int fs_write(const char *path, const char *buf, size_t len, off_t off,
 	(void)fi;
 	if (!n)
 		return len ? -ENOSPC : 0;
+	/* Before: a cached copy is old from now on.  After: a prefetch that
+	 * started during the write may have read the old data. */
+	invalidate(sd, (uint64_t)off, n);
 	if (off % PAGE == 0 && n % PAGE == 0)
 		rc = leap_mc_write(sd->mc, (uint64_t)off, buf, n);
 	else
 		rc = unaligned(sd, (char *)buf, n, (uint64_t)off, true);
+	invalidate(sd, (uint64_t)off, n);
 	count_write(sd, n, rc);
 	return rc ? -EIO : (int)n;
 }

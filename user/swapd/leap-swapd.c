@@ -31,7 +31,15 @@ static const char doc[] =
 	"Stops on SIGTERM/SIGINT only while the file is not open (detach the loop "
 	"device first); a second signal forces the stop.";
 
-enum { OPT_NO_MLOCK = 0x100, OPT_STRIPE, OPT_RETRY, OPT_THREADS, OPT_ALLOW_MEMCG };
+enum {
+	OPT_NO_MLOCK = 0x100,
+	OPT_STRIPE,
+	OPT_RETRY,
+	OPT_THREADS,
+	OPT_ALLOW_MEMCG,
+	OPT_CONTROL,
+	OPT_CACHE,
+};
 
 static const struct argp_option options[] = {
 	{"mount", 'm', "DIR", 0, "Mount point (an existing directory; required)", 0},
@@ -44,6 +52,10 @@ static const struct argp_option options[] = {
 	{"retry-ms", OPT_RETRY, "MS", 0, "Retry a lost server this long (default 10000)",
 	 0},
 	{"threads", OPT_THREADS, "N", 0, "FUSE worker threads (default 4)", 0},
+	{"control", OPT_CONTROL, "PATH", 0,
+	 "Control socket (mode 0600) for PREFETCH/STATS; enables the prefetch cache", 0},
+	{"cache-pages", OPT_CACHE, "N", 0, "Prefetch cache size in pages (default 4096)",
+	 0},
 	{"no-mlock", OPT_NO_MLOCK, NULL, 0, "Do not lock memory (not for real swap)", 0},
 	{"allow-memcg", OPT_ALLOW_MEMCG, NULL, 0,
 	 "Start even inside a memory-limited cgroup (deadlock-prone)", 0},
@@ -53,7 +65,8 @@ static const struct argp_option options[] = {
 
 struct args {
 	struct leap_mc_config mc;
-	const char *mount, *secret_file;
+	const char *mount, *secret_file, *control;
+	unsigned long cache_pages;
 	uint64_t size;
 	unsigned long threads;
 	bool no_mlock, allow_memcg, verbose;
@@ -130,6 +143,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			argp_error(st, "--threads is 1..64");
 		a->threads = (unsigned long)v;
 		break;
+	case OPT_CONTROL:
+		a->control = arg;
+		break;
+	case OPT_CACHE:
+		if (parse_num(arg, 1 << 24, &v) || v < 1)
+			argp_error(st, "--cache-pages is 1..16777216");
+		a->cache_pages = (unsigned long)v;
+		break;
 	case OPT_NO_MLOCK:
 		a->no_mlock = true;
 		break;
@@ -160,6 +181,7 @@ int main(int argc, char **argv)
 	static struct args a = {
 		.mc = {.replicas = 1, .dev = 1, .log_prefix = "leap-swapd"},
 		.threads = 4,
+		.cache_pages = 4096,
 	};
 	struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
 	static uint8_t secret[LEAP_SECRET_MAX];
@@ -201,14 +223,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "leap-swapd: %s\n", sd.mc ? "out of memory" : err);
 		return 1;
 	}
+	if (a.control && (pcache_init(&sd.cache, (uint32_t)a.cache_pages) ||
+			  swapd_ctl_start(&sd, a.control, err, sizeof(err)))) {
+		fprintf(stderr, "leap-swapd: %s\n",
+			sd.cache.cap ? err : "no memory for the cache");
+		leap_mc_close(sd.mc);
+		return 1;
+	}
 	if (swapd_harden(a.no_mlock, err, sizeof(err))) {
 		fprintf(stderr, "leap-swapd: %s\n", err);
+		swapd_ctl_stop(&sd);
 		leap_mc_close(sd.mc);
 		return 1;
 	}
 	rc = swapd_fuse_run(&sd, a.mount, (int)a.threads);
+	swapd_ctl_stop(&sd);
 	swapd_print_stats(&sd, stderr);
 	leap_mc_close(sd.mc);
+	if (sd.cache.cap)
+		pcache_fini(&sd.cache);
 	free(sd.bounce);
 	return rc;
 }

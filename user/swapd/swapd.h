@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "cache.h"
 #include "memclient.h"
 
 #define SWAPD_FILE	  "swap"
@@ -27,12 +28,18 @@ struct swapd {
 	size_t bounce_len;
 	pthread_mutex_t stat_lock;
 	struct swapd_counters cnt;
+	struct pcache cache; /* cap 0: no prefetch cache */
+	struct swapd_ctl *ctl;
 };
 
 /* Serves one file of sd->size bytes at mountpoint until a stop signal that
  * arrives while the file is not open (or a second one); 0 on a clean stop. */
 int swapd_fuse_run(struct swapd *sd, const char *mountpoint, int max_threads);
 void swapd_print_stats(struct swapd *sd, FILE *f);
+
+/* The control socket (control.c) and its prefetch thread; needs the cache. */
+int swapd_ctl_start(struct swapd *sd, const char *path, char *err, size_t errlen);
+void swapd_ctl_stop(struct swapd *sd);
 
 /*
  * Keeps the daemon able to serve swap I/O under memory pressure: locks all

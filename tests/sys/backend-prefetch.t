@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# leap-timeout: 90
+# SPDX-License-Identifier: MIT
+# leap-swapd's prefetch cache and control socket, through its FUSE file (no
+# swap needed): the socket is 0600; PREFETCH'd pages are served from the
+# cache with the servers' data and evicted on the hit (eager eviction); a
+# page hit again after such an eviction is kept; a write drops a cached
+# copy (never stale data); bad commands get ERR and change nothing; a full
+# cache pushes out unused pages.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/lib/fixture.sh
+. "$root/tests/lib/fixture.sh"
+
+require_root
+MEMD=$root/bin/leap-memd
+SWAPD=$root/bin/leap-swapd
+for b in "$MEMD" "$SWAPD"; do
+	[ -x "$b" ] || bail_out "$b not built (run make)"
+done
+[ -c /dev/fuse ] || skip_all "no /dev/fuse"
+command -v python3 >/dev/null || skip_all "no python3"
+
+fixture_init
+tmp=$FX_STATE
+mnt=$FX_SWAP_DIR/$FX_TAG-mnt
+ctl=$tmp/ctl.sock
+head -c 48 /dev/urandom | base64 >"$tmp/secret"
+chmod 600 "$tmp/secret"
+
+"$MEMD" --size 64M --listen 127.0.0.1:0 --port-file "$tmp/port" \
+	--secret-file "$tmp/secret" 2>"$tmp/memd.log" &
+fixture_track_pid $!
+for ((i = 0; i < 50; i++)); do
+	[ -s "$tmp/port" ] && break
+	sleep 0.1
+done
+[ -s "$tmp/port" ] || bail_out "leap-memd did not start: $(cat "$tmp/memd.log")"
+
+mkdir "$mnt" || bail_out "cannot create $mnt"
+fixture_register rmdir "$mnt"
+unmount_if()
+{
+	mountpoint -q "$1" && umount -l "$1"
+	return 0
+}
+fixture_register unmount_if "$mnt"
+# Nothing will be attached to the file: the default SIGTERM stops it.
+"$SWAPD" --mount "$mnt" --size 16M -s "$(cat "$tmp/port")" --secret-file "$tmp/secret" \
+	--control "$ctl" --cache-pages 64 2>"$tmp/swapd.log" &
+swapd_pid=$!
+fixture_track_pid $swapd_pid
+for ((i = 0; i < 50; i++)); do
+	[ -S "$ctl" ] && mountpoint -q "$mnt" && break
+	sleep 0.1
+done
+mountpoint -q "$mnt" && [ -S "$ctl" ] || bail_out "leap-swapd did not start: $(cat "$tmp/swapd.log")"
+is "$(stat -c %a "$ctl")" 600 "control socket is mode 0600"
+
+# send LINE...: one reply line per command, on one connection.
+send()
+{
+	python3 - "$ctl" "$@" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+s.connect(sys.argv[1])
+f = s.makefile("rwb")
+for cmd in sys.argv[2:]:
+    f.write(cmd.encode() + b"\n")
+    f.flush()
+    print(f.readline().decode().strip())
+PY
+}
+
+stat_of()
+{
+	send STATS | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+# wait_stat KEY N: until the counter reaches N (prefetches are asynchronous).
+wait_stat()
+{
+	local i v
+	for ((i = 0; i < 100; i++)); do
+		v=$(stat_of "$1")
+		[ "${v:-0}" -ge "$2" ] && return 0
+		sleep 0.05
+	done
+	return 1
+}
+
+dd if=/dev/urandom of="$tmp/data" bs=4096 count=256 status=none
+dd if="$tmp/data" of="$mnt/swap" bs=64K oflag=direct conv=notrunc status=none
+ok $? "256 pages written through the FUSE file"
+
+like "$(send STATS)" "^OK .*cached=0 prefetched=0 hits=0" "STATS before any prefetch"
+like "$(send "PREFETCH $(seq -s ' ' 10 41)")" "^OK queued=32 dropped=0" "PREFETCH of 32 slots queued"
+wait_stat prefetched 32
+ok $? "32 pages prefetched into the cache"
+is "$(stat_of cached)" 32 "... and cached"
+
+# Read them (direct I/O, as the loop device does): served from the cache.
+dd if="$mnt/swap" of="$tmp/back" bs=4096 skip=10 count=32 iflag=direct status=none
+cmp -s "$tmp/back" <(dd if="$tmp/data" bs=4096 skip=10 count=32 status=none)
+ok $? "cached pages hold the servers' data"
+is "$(stat_of hits)" 32 "32 cache hits"
+is "$(stat_of cached)" 0 "eager eviction: every hit page left the cache"
+is "$(stat_of evicted_hit)" 32 "... counted as evicted on hit"
+
+# A page hit again after its eager eviction is kept on later hits.
+send "PREFETCH 10" >/dev/null
+wait_stat prefetched 33
+dd if="$mnt/swap" of=/dev/null bs=4096 skip=10 count=1 iflag=direct status=none
+dd if="$mnt/swap" of=/dev/null bs=4096 skip=10 count=1 iflag=direct status=none
+is "$(stat_of kept)" 2 "a page hit repeatedly is kept (2 hits on the kept copy)"
+is "$(stat_of cached)" 1 "... and still cached"
+
+# A write drops the cached copy: the next read gets the new data.
+send "PREFETCH 100" >/dev/null
+wait_stat prefetched 34
+dd if=/dev/urandom of="$tmp/new" bs=4096 count=1 status=none
+dd if="$tmp/new" of="$mnt/swap" bs=4096 seek=100 oflag=direct conv=notrunc status=none
+dd if="$mnt/swap" of="$tmp/back" bs=4096 skip=100 count=1 iflag=direct status=none
+cmp -s "$tmp/back" "$tmp/new"
+ok $? "a write after a prefetch: the read returns the new data"
+cmp_ok "$(stat_of invalidated)" '>=' 1 "... the cached copy was invalidated"
+
+# Refusals.
+h0=$(stat_of prefetched)
+like "$(send "PREFETCH 4096")" "^ERR slot out of range" "slot beyond the device refused"
+like "$(send "PREFETCH 1 x2")" "^ERR" "non-numeric slot refused"
+like "$(send "PREFETCH -1")" "^ERR" "negative slot refused"
+like "$(send "PREFETCH 99999999999999999999999")" "^ERR" "overflowing slot refused"
+like "$(send "PREFETCH 1 2 4096")" "^ERR" "one bad slot refuses the whole batch"
+like "$(send "HELLO")" "^ERR unknown command" "unknown command refused"
+like "$(send "PREFETCH $(yes 1 | head -n 4097 | tr '\n' ' ')")" "^ERR more than 4096" \
+	"a batch of 4097 slots refused"
+long=$(head -c 70000 /dev/zero | tr '\0' '1')
+like "$(send "$long")" "^ERR line too long" "an overlong line is refused"
+sleep 0.2
+is "$(stat_of prefetched)" "$h0" "refused commands prefetched nothing"
+
+# More than the cache holds: unused pages are pushed out, nothing breaks.
+send "PREFETCH $(seq -s ' ' 128 255)" >/dev/null
+wait_stat evicted_unused 1
+ok $? "a full cache evicts unused pages"
+cmp_ok "$(stat_of cached)" '<=' 64 "cache stays within --cache-pages"
+dd if="$mnt/swap" of="$tmp/back" bs=4096 iflag=direct status=none count=256
+cmp -s "$tmp/back" <(cat <(dd if="$tmp/data" bs=4096 count=100 status=none) "$tmp/new" \
+	<(dd if="$tmp/data" bs=4096 skip=101 status=none))
+ok $? "the whole file reads back right, hits and misses mixed"
+note "$(send STATS)"
+
+kill -TERM "$swapd_pid"
+wait "$swapd_pid"
+is "$?" 0 "leap-swapd stops on SIGTERM when nothing holds the file"
+[ -e "$ctl" ]
+isnt "$?" 0 "control socket removed"
+done_testing
