@@ -58,6 +58,16 @@ done
 mountpoint -q "$mnt" && [ -S "$ctl" ] || bail_out "leap-swapd did not start: $(cat "$tmp/swapd.log")"
 is "$(stat -c %a "$ctl")" 600 "control socket is mode 0600"
 
+# Where leap-swapd's threads wait, for a failure report.
+dump_swapd()
+{
+	local t
+	for t in /proc/"$swapd_pid"/task/*; do
+		diag "$t: $(cut -d' ' -f3 "$t/stat") $(cat "$t/wchan")"
+	done
+	diag "$(tail -5 "$tmp/swapd.log")"
+}
+
 # send LINE...: one reply line per command, on one connection.
 send()
 {
@@ -153,11 +163,39 @@ cmp -s "$tmp/back" <(cat <(dd if="$tmp/data" bs=4096 count=100 status=none) "$tm
 ok $? "the whole file reads back right, hits and misses mixed"
 note "$(send STATS)"
 
+# The same commands as ioctls on the FUSE file (swapd_ioctl.h).
+ioc=$(timeout -k 5 30 python3 - "$mnt/swap" <<'PY'
+import errno, fcntl, os, struct, sys
+fd = os.open(sys.argv[1], os.O_RDONLY)
+def ioc(d, nr, size): return (d << 30) | (size << 16) | (ord("L") << 8) | nr
+PREFETCH, STATS = ioc(3, 0x10, 8 + 8 * 1000), ioc(2, 0x11, 15 * 8)
+def prefetch(slots):
+    buf = bytearray(struct.pack("<II1000Q", len(slots), 0, *(slots + [0] * (1000 - len(slots)))))
+    try:
+        fcntl.ioctl(fd, PREFETCH, buf)
+    except OSError as e:
+        return "err=" + errno.errorcode[e.errno]
+    return "queued=%d" % struct.unpack_from("<I", buf, 4)
+out = [prefetch(list(range(300, 310))), prefetch([]), prefetch([4096]), prefetch([1, 99999])]
+import time; time.sleep(0.3)
+st = struct.unpack("<15Q", fcntl.ioctl(fd, STATS, bytes(120)))
+out.append("prefetched=%d" % st[6])
+print(" ".join(out))
+PY
+)
+like "$ioc" "^queued=10 err=EINVAL err=EINVAL err=EINVAL prefetched=[0-9]+" \
+	"ioctls: PREFETCH queues, bad batches get EINVAL, STATS answers ($ioc)" || dump_swapd
+p_ioc=${ioc##*prefetched=}
+is "$p_ioc" "$(stat_of prefetched)" "ioctl STATS agrees with the control socket"
+h0=$(stat_of hits)
+dd if="$mnt/swap" of=/dev/null bs=4096 skip=300 count=10 iflag=direct status=none
+is $(($(stat_of hits) - h0)) 10 "pages prefetched by ioctl are served from the cache"
+
 # Page-in latency through the file (direct I/O, one page): a fetch from
 # leap-memd over loopback vs a prefetch-cache hit.  Reported, not asserted
 # (the machine is shared), except that every prefetched read was a hit.
 dd if=/dev/urandom of="$mnt/swap" bs=1M count=16 oflag=direct conv=notrunc status=none
-lat=$(python3 - "$mnt/swap" "$ctl" <<'PY'
+lat=$(timeout -k 5 30 python3 - "$mnt/swap" "$ctl" <<'PY'
 import mmap, os, socket, sys, time, random
 path, ctl = sys.argv[1], sys.argv[2]
 fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
@@ -180,7 +218,7 @@ hit = timed(slots[500:560])
 print("miss_p50=%.1f miss_p99=%.1f hit_p50=%.1f hit_p99=%.1f" % (miss + hit))
 PY
 )
-like "$lat" "^miss_p50=" "page-in latency measured: $lat (us)"
+like "$lat" "^miss_p50=" "page-in latency measured: $lat (us)" || dump_swapd
 kill -TERM "$swapd_pid"
 wait "$swapd_pid"
 is "$?" 0 "leap-swapd stops on SIGTERM when nothing holds the file"

@@ -135,6 +135,69 @@ static void *fetch_main(void *arg)
 
 /* ---- commands ------------------------------------------------------------- */
 
+/* Queues validated slots for the fetch thread; how many fit. */
+static uint32_t enqueue(struct swapd_ctl *ctl, const uint64_t *slot, uint32_t n)
+{
+	uint32_t queued = 0;
+
+	pthread_mutex_lock(&ctl->qlock);
+	for (uint32_t i = 0; i < n && ctl->qlen < QUEUE_CAP; i++) {
+		ctl->q[(ctl->qhead + ctl->qlen) % QUEUE_CAP] = slot[i];
+		ctl->qlen++;
+		queued++;
+	}
+	ctl->queued += queued;
+	ctl->dropped += n - queued;
+	pthread_cond_signal(&ctl->qcond);
+	pthread_mutex_unlock(&ctl->qlock);
+	return queued;
+}
+
+int swapd_ioctl_prefetch(struct swapd *sd, struct leap_swapd_prefetch *p)
+{
+	uint64_t dev_pages = sd->size / LEAP_WIRE_PAGE_SIZE;
+
+	if (!sd->ctl)
+		return -ENOTTY;
+	if (p->count < 1 || p->count > LEAP_SWAPD_IOC_SLOTS)
+		return -EINVAL;
+	for (uint32_t i = 0; i < p->count; i++)
+		if (p->slot[i] >= dev_pages)
+			return -EINVAL;
+	sd->ctl->commands++;
+	p->queued = enqueue(sd->ctl, p->slot, p->count);
+	return 0;
+}
+
+int swapd_ioctl_stats(struct swapd *sd, struct leap_swapd_stats *o)
+{
+	struct pcache_stats c;
+
+	if (!sd->ctl)
+		return -ENOTTY;
+	pcache_get_stats(&sd->cache, &c);
+	pthread_mutex_lock(&sd->stat_lock);
+	o->reads = sd->cnt.reads;
+	o->writes = sd->cnt.writes;
+	o->pages_in = sd->cnt.pages_in;
+	o->pages_out = sd->cnt.pages_out;
+	o->errors = sd->cnt.errors;
+	pthread_mutex_unlock(&sd->stat_lock);
+	o->cached = c.cached;
+	o->prefetched = c.prefetched;
+	o->hits = c.hits;
+	o->misses = c.misses;
+	o->evicted_hit = c.evicted_hit;
+	o->evicted_unused = c.evicted_unused;
+	o->invalidated = c.invalidated;
+	o->kept = c.kept;
+	pthread_mutex_lock(&sd->ctl->qlock);
+	o->queued = sd->ctl->queued;
+	o->dropped = sd->ctl->dropped;
+	pthread_mutex_unlock(&sd->ctl->qlock);
+	return 0;
+}
+
 static int reply(int fd, const char *s)
 {
 	size_t len = strlen(s), off = 0;
@@ -153,7 +216,7 @@ static int reply(int fd, const char *s)
 
 static void cmd_prefetch(struct swapd_ctl *ctl, int fd, char *args)
 {
-	uint64_t dev_pages = ctl->sd->size / LEAP_WIRE_PAGE_SIZE, queued = 0, dropped = 0;
+	uint64_t dev_pages = ctl->sd->size / LEAP_WIRE_PAGE_SIZE, queued, dropped;
 	char out[128], *p = args;
 	uint32_t n = 0;
 
@@ -188,20 +251,8 @@ static void cmd_prefetch(struct swapd_ctl *ctl, int fd, char *args)
 		ctl->batch[n++] = v;
 		p = end;
 	}
-	pthread_mutex_lock(&ctl->qlock);
-	for (uint32_t i = 0; i < n; i++) {
-		if (ctl->qlen == QUEUE_CAP) {
-			dropped++;
-			continue;
-		}
-		ctl->q[(ctl->qhead + ctl->qlen) % QUEUE_CAP] = ctl->batch[i];
-		ctl->qlen++;
-		queued++;
-	}
-	ctl->queued += queued;
-	ctl->dropped += dropped;
-	pthread_cond_signal(&ctl->qcond);
-	pthread_mutex_unlock(&ctl->qlock);
+	queued = enqueue(ctl, ctl->batch, n);
+	dropped = n - queued;
 	snprintf(out, sizeof(out), "OK queued=%llu dropped=%llu\n",
 		 (unsigned long long)queued, (unsigned long long)dropped);
 	reply(fd, out);

@@ -271,6 +271,27 @@ static int fs_write(const char *path, const char *buf, size_t len, off_t off,
 	return rc ? -EIO : (int)n;
 }
 
+/* PREFETCH / STATS (swapd_ioctl.h).  FUSE copies the fixed-size argument in
+ * and out as the command's direction and size say. */
+static int fs_ioctl(const char *path, unsigned int cmd, void *arg,
+		    struct fuse_file_info *fi, unsigned int flags, void *data)
+{
+	(void)arg;
+	(void)fi;
+	if (strcmp(path, "/" SWAPD_FILE))
+		return -ENOTTY;
+	if (flags & FUSE_IOCTL_COMPAT)
+		return -ENOSYS;
+	switch (cmd) {
+	case LEAP_SWAPD_IOC_PREFETCH:
+		return swapd_ioctl_prefetch(sd_of(), data);
+	case LEAP_SWAPD_IOC_STATS:
+		memset(data, 0, sizeof(struct leap_swapd_stats));
+		return swapd_ioctl_stats(sd_of(), data);
+	}
+	return -ENOTTY;
+}
+
 static const struct fuse_operations ops = {
 	.init = fs_init,
 	.getattr = fs_getattr,
@@ -281,6 +302,7 @@ static const struct fuse_operations ops = {
 	.fsync = fs_fsync,
 	.read = fs_read,
 	.write = fs_write,
+	.ioctl = fs_ioctl,
 };
 
 /*
@@ -363,8 +385,9 @@ int swapd_fuse_run(struct swapd *sd, const char *mountpoint, int max_threads)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	lc = fuse_loop_cfg_create();
+	/* Only the cap: libfuse 3.12+ keeps its threads, and setting
+	 * max_idle_threads is discouraged (libfuse PR #1034). */
 	fuse_loop_cfg_set_max_threads(lc, (unsigned)max_threads);
-	fuse_loop_cfg_set_idle_threads(lc, (unsigned)max_threads);
 	fprintf(stderr, "leap-swapd: serving %s/%s (%llu MiB)\n", mountpoint, SWAPD_FILE,
 		(unsigned long long)(sd->size >> 20));
 	rc = fuse_loop_mt(the_fuse, lc);

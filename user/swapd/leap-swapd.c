@@ -51,7 +51,7 @@ static const struct argp_option options[] = {
 	{"stripe", OPT_STRIPE, "PAGES", 0, "Stripe unit in pages (default 16)", 0},
 	{"retry-ms", OPT_RETRY, "MS", 0, "Retry a lost server this long (default 10000)",
 	 0},
-	{"threads", OPT_THREADS, "N", 0, "FUSE worker threads (default 4)", 0},
+	{"threads", OPT_THREADS, "N", 0, "FUSE worker threads at most (default 8)", 0},
 	{"control", OPT_CONTROL, "PATH", 0,
 	 "Control socket (mode 0600) for PREFETCH/STATS; enables the prefetch cache", 0},
 	{"cache-pages", OPT_CACHE, "N", 0, "Prefetch cache size in pages (default 4096)",
@@ -180,7 +180,7 @@ int main(int argc, char **argv)
 {
 	static struct args a = {
 		.mc = {.replicas = 1, .dev = 1, .log_prefix = "leap-swapd"},
-		.threads = 4,
+		.threads = 8,
 		.cache_pages = 4096,
 	};
 	struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};

@@ -9,6 +9,7 @@
 
 #include "cache.h"
 #include "memclient.h"
+#include "swapd_ioctl.h"
 
 #define SWAPD_FILE	  "swap"
 #define SWAPD_LAT_BUCKETS 32 /* log2 microseconds */
@@ -40,6 +41,9 @@ void swapd_print_stats(struct swapd *sd, FILE *f);
 /* The control socket (control.c) and its prefetch thread; needs the cache. */
 int swapd_ctl_start(struct swapd *sd, const char *path, char *err, size_t errlen);
 void swapd_ctl_stop(struct swapd *sd);
+/* The same commands as ioctls on the FUSE file; 0 or -errno. */
+int swapd_ioctl_prefetch(struct swapd *sd, struct leap_swapd_prefetch *p);
+int swapd_ioctl_stats(struct swapd *sd, struct leap_swapd_stats *out);
 
 /*
  * Keeps the daemon able to serve swap I/O under memory pressure: locks all
