@@ -117,7 +117,8 @@ start_memd A || bail_out "leap-memd A did not start: $(cat "$tmp/A.log")"
 start_memd B || bail_out "leap-memd B did not start: $(cat "$tmp/B.log")"
 mkdir "$mnt" || bail_out "cannot create $mnt"
 setsid "$SWAPD" --mount "$mnt" --size 256M -s "$A_addr" -s "$B_addr" -r 2 \
-	--retry-ms 1000 --secret-file "$tmp/secret" </dev/null 2>"$tmp/swapd.log" &
+	--retry-ms 1000 --secret-file "$tmp/secret" --control "$tmp/ctl" --cache-pages 4096 \
+	</dev/null 2>"$tmp/swapd.log" &
 swapd_pid=$!
 echo "$swapd_pid" >>"$tmp/daemons"
 for ((i = 0; i < 50; i++)); do
@@ -142,6 +143,14 @@ note "$(cat /proc/swaps)"
 # run_wl PATTERN TAG [HANDLE]: leap-workload in a 48M memcg (HANDLE, or a new
 # one).  Concurrent runs get handles made beforehand: the fixture's counter
 # for names is not safe against concurrent memcg_create calls.
+send_ctl()
+{
+	timeout -k 5 20 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
+s.sendall(sys.argv[2].encode() + b"\n"); print(s.makefile().readline().strip())' "$tmp/ctl" "$1"
+}
+
 run_wl()
 {
 	local pat=$1 tag=$2 h=${3:-} rc
@@ -177,6 +186,74 @@ wait "$p2"
 is "$?" 0 "seq alongside stride:16: exit 0" || diag "$(cat "$tmp/wl-s2.err")"
 note "$(cat "$tmp/wl-s1.out" "$tmp/wl-s2.out")"
 
+# Prefetching on: an oracle reads the workload's /proc/PID/pagemap (swap
+# type and offset of each swapped-out page) and pushes the next swapped
+# pages in address order to leap-swapd's control socket while seq runs.
+# Pages get prefetched, hit, evicted, rewritten and invalidated under real
+# swap traffic: the data must stay intact, and the cache must be hit.
+oracle()
+{
+	timeout -k 5 100 python3 - "$1" "$tmp/ctl" <<'PY'
+import os, socket, struct, sys, time
+pid, ctl = int(sys.argv[1]), sys.argv[2]
+s = socket.socket(socket.AF_UNIX); s.connect(ctl); f = s.makefile("rwb")
+def cmd(c):
+    f.write(c.encode() + b"\n"); f.flush(); return f.readline()
+try:
+    lo, hi = max(((int(a, 16), int(b, 16)) for a, b in
+                  (l.split()[0].split("-") for l in open("/proc/%d/maps" % pid))),
+                 key=lambda r: r[1] - r[0])
+    pm = os.open("/proc/%d/pagemap" % pid, os.O_RDONLY)
+except OSError:
+    sys.exit(0)
+sent = 0
+while True:
+    try:
+        raw = os.pread(pm, (hi - lo) // 4096 * 8, lo // 4096 * 8)
+    except OSError:
+        break
+    if not raw:
+        break
+    ents = struct.unpack("<%dQ" % (len(raw) // 8), raw)
+    swapped = [e for e in ents if e >> 62 & 1]
+    if swapped:
+        types = {}
+        for e in swapped[:4096]:
+            types[e & 0x1f] = types.get(e & 0x1f, 0) + 1
+        t = max(types, key=types.get)
+        offs = [(e >> 5) & ((1 << 50) - 1) for e in swapped if e & 0x1f == t][:256]
+        if offs and cmd("PREFETCH " + " ".join(map(str, offs))).startswith(b"OK"):
+            sent += len(offs)
+    time.sleep(0.002)
+print("oracle sent %d slots" % sent)
+PY
+}
+
+h=$(memcg_create 48M) || bail_out "memcg_create failed"
+rm -f "$tmp/ready" "$tmp/go"
+memcg_run_timeout 100 "$h" "$WL" --pattern seq --footprint 128M --ready-file "$tmp/ready" \
+	--wait-file "$tmp/go" >"$tmp/wl-pf.out" 2>"$tmp/wl-pf.err" &
+p=$!
+for ((i = 0; i < 300; i++)); do
+	[ -e "$tmp/ready" ] && break
+	sleep 0.1
+done
+wl_pid=$(pgrep -f -n "leap-workload --pattern seq --footprint 128M --ready-file $tmp/ready")
+h0=$(send_ctl STATS | tr ' ' '\n' | sed -n 's/^hits=//p')
+oracle "$wl_pid" >"$tmp/oracle.out" 2>&1 &
+op=$!
+touch "$tmp/go"
+wait "$p"
+is "$?" 0 "seq with backend prefetching on: exit 0, every page verified" ||
+	diag "$(cat "$tmp/wl-pf.err")"
+wait "$op"
+memcg_destroy "$h"
+st=$(send_ctl STATS)
+h1=$(echo "$st" | tr ' ' '\n' | sed -n 's/^hits=//p')
+cmp_ok $((h1 - h0)) '>' 100 "prefetch-cache hits during the run: $((h1 - h0))"
+note "$(cat "$tmp/oracle.out") / $(cat "$tmp/wl-pf.out")"
+note "$st"
+
 # r = 2: kill one server in the middle of a run; nothing may be lost.
 h=$(memcg_create 48M) || bail_out "memcg_create failed"
 run_wl stride:16 kill "$h" &
@@ -194,8 +271,8 @@ backend_teardown
 ok $? "swapoff, loop detached, daemons stopped"
 grep -q "^$loop " /proc/swaps
 isnt "$?" 0 "$loop is no longer swap"
-like "$(cat "$tmp/swapd.log")" "leap-swapd: reads=[0-9]+ writes=[0-9]+ .*errors=0 " \
-	"leap-swapd served every request without an I/O error"
+like "$(cat "$tmp/swapd.log")" "leap-swapd: reads=[0-9]+ writes=[0-9]+ .*errors=0 .*io_errors=0" \
+	"leap-swapd served every request (and prefetch) without an I/O error"
 note "$(grep 'leap-swapd: reads=' "$tmp/swapd.log")"
 mountpoint -q "$mnt"
 isnt "$?" 0 "FUSE unmounted"

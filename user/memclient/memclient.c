@@ -21,6 +21,7 @@
 /* Per-page state bits. */
 #define PS_WRITTEN 0x01
 #define PS_VALID0  0x02 /* replica k holds the latest version: PS_VALID0 << k */
+#define PS_WRITING 0x08 /* a write is in flight: replicas hold old or new data */
 
 #define TX_CAP (LEAP_WIRE_HDR_SIZE + LEAP_WIRE_IO_HDR + 8 * LEAP_WIRE_MAX_BATCH)
 
@@ -376,7 +377,7 @@ int leap_mc_write(struct leap_mc *mc, uint64_t off, const void *buf, size_t len)
 			offset[i] = (pg + i) * LEAP_WIRE_PAGE_SIZE;
 		/* Until every replica has answered, no copy is known to be current. */
 		for (uint32_t i = 0; i < n; i++)
-			__atomic_store_n(&mc->pstate[pg + i], PS_WRITTEN,
+			__atomic_store_n(&mc->pstate[pg + i], PS_WRITTEN | PS_WRITING,
 					 __ATOMIC_RELAXED);
 		for (unsigned k = 0; k < mc->cfg.replicas; k++) {
 			unsigned si = leap_mc_place(pg, mc->cfg.stripe_pages,
@@ -408,7 +409,13 @@ static int read_chunk(struct leap_mc *mc, uint64_t pg, uint32_t n, uint8_t *p)
 	uint64_t need = 0;
 
 	for (uint32_t i = 0; i < n; i++) {
-		if (__atomic_load_n(&mc->pstate[pg + i], __ATOMIC_RELAXED) & PS_WRITTEN)
+		uint8_t st = __atomic_load_n(&mc->pstate[pg + i], __ATOMIC_RELAXED);
+
+		/* Only a speculative reader (a prefetch) can race with a write of
+		 * the same page: tell it so, quietly, rather than guess. */
+		if (st & PS_WRITING)
+			return -EBUSY;
+		if (st & PS_WRITTEN)
 			need |= 1ULL << i;
 		else
 			memset(p + (size_t)i * LEAP_WIRE_PAGE_SIZE, 0,

@@ -64,7 +64,8 @@ struct leap_mc;
 struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t errlen);
 void leap_mc_close(struct leap_mc *mc);
 
-/* off and len page-aligned, within the device.  0, -EINVAL or -EIO. */
+/* off and len page-aligned, within the device.  0, -EINVAL or -EIO; a read
+ * of a page whose write is still in flight (another thread) gets -EBUSY. */
 int leap_mc_write(struct leap_mc *mc, uint64_t off, const void *buf, size_t len);
 int leap_mc_read(struct leap_mc *mc, uint64_t off, void *buf, size_t len);
 
