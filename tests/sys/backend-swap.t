@@ -267,6 +267,15 @@ is "$?" 0 "stride:16 with leap-memd B killed mid-run (r=2): exit 0, data intact"
 like "$(cat "$tmp/swapd.log")" "127.0.0.1:[0-9]+" "leap-swapd logged the lost server"
 note "$(grep -v '^leap-swapd: warning' "$tmp/swapd.log" | tail -5)"
 
+# Stopping leap-swapd under live swap is refused, however often asked.
+kill -TERM "$swapd_pid"
+sleep 0.3
+kill -TERM "$swapd_pid"
+sleep 0.3
+kill -0 "$swapd_pid"
+ok $? "leap-swapd refuses SIGTERM (twice) while the loop device holds its file"
+like "$(cat "$tmp/swapd.log")" "not stopping: the swap file is still open" "... and says why"
+
 backend_teardown
 ok $? "swapoff, loop detached, daemons stopped"
 grep -q "^$loop " /proc/swaps

@@ -160,7 +160,27 @@ ctl -s "$A_addr" -s "$B_addr" -d 30 -n 3000 verify --retry-ms 500 >"$tmp/v" 2>&1
 is "$?" 4 "r=1: the restarted server's pages read as I/O errors, not zeros"
 like "$(cat "$tmp/v")" "corrupt=0" "... and never as wrong data"
 
-kill "$A_pid" "$B_pid"
-wait "$A_pid" "$B_pid"
+# Connection limit: the third client of a --max-clients 2 server is refused.
+"$MEMD" --size 1M --listen 127.0.0.1:0 --port-file "$tmp/C.port" --max-clients 2 \
+	--secret-file "$tmp/secret" $MLOCK 2>"$tmp/C.log" &
+C_pid=$!
+fixture_track_pid $C_pid
+for ((i = 0; i < 50; i++)); do
+	[ -s "$tmp/C.port" ] && break
+	sleep 0.1
+done
+cport=$(cut -d: -f2 "$tmp/C.port")
+exec 4<>"/dev/tcp/127.0.0.1/$cport" 5<>"/dev/tcp/127.0.0.1/$cport"
+run_timeout 10 "$CTL" -k "$tmp/secret" -s "$(cat "$tmp/C.port")" --retry-ms 100 stats \
+	>/dev/null 2>&1
+isnt "$?" 0 "a client beyond --max-clients is refused"
+exec 4<&- 5<&-
+sleep 0.2
+ctl -s "$(cat "$tmp/C.port")" stats >/dev/null 2>&1
+is "$?" 0 "... and served once a slot is free"
+like "$(cat "$tmp/C.log")" "refused, 2 clients already" "... with a log line"
+
+kill "$A_pid" "$B_pid" "$C_pid"
+wait "$A_pid" "$B_pid" "$C_pid"
 ok $? "servers stop cleanly on SIGTERM"
 done_testing

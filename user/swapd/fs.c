@@ -28,7 +28,6 @@
 
 static struct swapd *the_sd;
 static struct fuse *the_fuse;
-static volatile sig_atomic_t stop_requests;
 
 static struct swapd *sd_of(void)
 {
@@ -308,16 +307,18 @@ static const struct fuse_operations ops = {
 /*
  * SIGTERM/SIGINT/SIGHUP stop the daemon only while nothing has the file
  * open: with a loop device (and maybe swap) on it, stopping would turn
- * every swap-in into an I/O error.  A second signal forces the stop.
+ * every swap-in into an I/O error and kill whatever process owns the page.
+ * Repeating the signal changes nothing (a service manager or a shell loop
+ * may well repeat it); SIGKILL is the way to force it.
  */
 static void on_stop(int sig)
 {
-	static const char msg[] = "leap-swapd: the swap file is still open (loop device "
-				  "attached?): detach it first; a second signal forces\n";
+	static const char msg[] =
+		"leap-swapd: not stopping: the swap file is still open "
+		"(loop device attached?); swapoff and losetup -d first\n";
 
 	(void)sig;
-	if (__atomic_load_n(&the_sd->open_count, __ATOMIC_SEQ_CST) == 0 ||
-	    stop_requests++) {
+	if (__atomic_load_n(&the_sd->open_count, __ATOMIC_SEQ_CST) == 0) {
 		fuse_exit(the_fuse);
 		return;
 	}

@@ -29,7 +29,7 @@ const char *argp_program_bug_address = "the leap issue tracker";
 static const char doc[] =
 	"leap-swapd: a swap device backed by leap-memd servers (FUSE file + loop).\v"
 	"Stops on SIGTERM/SIGINT only while the file is not open (detach the loop "
-	"device first); a second signal forces the stop.";
+	"device first); SIGKILL forces it.";
 
 enum {
 	OPT_NO_MLOCK = 0x100,

@@ -34,7 +34,7 @@ struct swapd {
 };
 
 /* Serves one file of sd->size bytes at mountpoint until a stop signal that
- * arrives while the file is not open (or a second one); 0 on a clean stop. */
+ * arrives while the file is not open; 0 on a clean stop. */
 int swapd_fuse_run(struct swapd *sd, const char *mountpoint, int max_threads);
 void swapd_print_stats(struct swapd *sd, FILE *f);
 
