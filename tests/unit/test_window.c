@@ -237,6 +237,21 @@ static void test_lookahead(void **state)
 	assert_true(s.stats.lookaheads > 200);
 	assert_int_equal(s.win.pw_prev, 8);
 
+	/* A miss inside the window in flight (a late prefetch) continues
+	 * beyond the window instead of asking for its pages again. */
+	{
+		uint64_t last = s.ra_last, next = s.ra_marker + 1;
+
+		assert_true(next <= last);
+		n = leap_stream_access(&s, &p, next, false, out, 64, &d);
+		assert_true(n > 0);
+		assert_int_equal(out[0], last + 1);
+		/* A miss outside it starts from the fault, as the paper does. */
+		n = leap_stream_access(&s, &p, 100000, false, out, 64, &d);
+		assert_true(n > 0);
+		assert_int_equal(out[0], 100001);
+	}
+
 	/* The paper flavour never prefetches on a hit. */
 	p.flavor = LEAP_FLAVOR_PAPER;
 	leap_stream_reset(&s, p.hsize);

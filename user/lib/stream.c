@@ -35,6 +35,21 @@ static void arm_lookahead(struct leap_stream *s, const struct leap_params *p,
 	s->ra_stride = stride;
 }
 
+/* Whether pt lies in the newest strided window, on its stride (OURS). */
+static bool in_flight(const struct leap_stream *s, const struct leap_params *p,
+		      uint64_t pt, bool has_trend, int64_t trend)
+{
+	uint64_t lo, hi, mag;
+
+	if (p->flavor != LEAP_FLAVOR_OURS || !s->ra_armed || !has_trend ||
+	    trend != s->ra_stride)
+		return false;
+	lo = trend > 0 ? s->ra_marker : s->ra_last;
+	hi = trend > 0 ? s->ra_last : s->ra_marker;
+	mag = trend > 0 ? (uint64_t)trend : (uint64_t)0 - (uint64_t)trend;
+	return pt >= lo && pt <= hi && (pt - lo) % mag == 0;
+}
+
 /* A hit on the marker: the next window along the same stride. */
 static uint32_t lookahead(struct leap_stream *s, const struct leap_params *p,
 			  uint64_t *out, uint32_t cap, struct leap_decision *d)
@@ -99,7 +114,12 @@ uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
 	if (d.window == 0) {
 		s->stats.suspended++;
 	} else {
-		d.count = leap_candidates(pt, d.window, d.trend_found, d.trend,
+		/* A miss inside the window already in flight (the prefetch was
+		 * late, not wrong): its pages are requested, go on beyond it. */
+		uint64_t from =
+			in_flight(s, p, pt, d.trend_found, d.trend) ? s->ra_last : pt;
+
+		d.count = leap_candidates(from, d.window, d.trend_found, d.trend,
 					  s->has_latest, s->latest_trend, out, cap);
 		s->stats.prefetched += d.count;
 	}
