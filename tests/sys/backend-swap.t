@@ -267,6 +267,37 @@ is "$?" 0 "stride:16 with leap-memd B killed mid-run (r=2): exit 0, data intact"
 like "$(cat "$tmp/swapd.log")" "127.0.0.1:[0-9]+" "leap-swapd logged the lost server"
 note "$(grep -v '^leap-swapd: warning' "$tmp/swapd.log" | tail -5)"
 
+# B comes back empty while a workload's pages sit in swap; leap-swapd copies
+# every single-copy page back to it; then A dies and the workload reads its
+# whole footprint (and swapoff everything left) from B alone.
+start_memd B "$B_addr" || bail_out "leap-memd B did not restart"
+h=$(memcg_create 48M) || bail_out "memcg_create failed"
+rm -f "$tmp/ready" "$tmp/go"
+memcg_run_timeout 100 "$h" "$WL" --pattern stride:16 --footprint 128M \
+	--ready-file "$tmp/ready" --wait-file "$tmp/go" >"$tmp/wl-rs.out" 2>"$tmp/wl-rs.err" &
+p=$!
+for ((i = 0; i < 300; i++)); do
+	[ -e "$tmp/ready" ] && break
+	sleep 0.1
+done
+stat_ctl()
+{
+	send_ctl STATS | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+for ((i = 0; i < 100; i++)); do
+	[ "$(stat_ctl under_replicated)" = 0 ] && [ "$(stat_ctl resilvered)" -gt 0 ] && break
+	sleep 0.2
+done
+is "$(stat_ctl under_replicated)" 0 "every swapped page is on both servers again"
+cmp_ok "$(stat_ctl resilvered)" '>' 0 "... $(stat_ctl resilvered) pages copied back to B"
+kill -KILL "$A_pid"
+wait "$A_pid" 2>/dev/null
+touch "$tmp/go"
+wait "$p"
+is "$?" 0 "A killed after B's re-replication: stride:16 reads back every page from B" ||
+	diag "$(cat "$tmp/wl-rs.err")"
+memcg_destroy "$h"
+
 # Stopping leap-swapd under live swap is refused, however often asked.
 kill -TERM "$swapd_pid"
 sleep 0.3

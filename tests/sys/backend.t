@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 150
+# leap-timeout: 170
 # SPDX-License-Identifier: MIT
 # leap-memd and memclient (through leap-memctl) over loopback: the secret
 # file's mode is enforced, wrong secrets and garbage are refused and counted,
@@ -125,6 +125,8 @@ for d in 1 2 3; do
 	like "$(cat "$tmp/st$d")" "stress .*corrupt=0 io_errors=0" "r=2 client $d: no corruption, no I/O error"
 	f=$(sed -n 's/.*failovers=\([0-9]*\).*/\1/p' "$tmp/st$d")
 	cmp_ok "${f:-0}" '>' 0 "r=2 client $d: reads failed over to the other replica ($f)"
+	r=$(sed -n 's/.*resilvered=\([0-9]*\).*/\1/p' "$tmp/st$d")
+	cmp_ok "${r:-0}" '>' 0 "r=2 client $d: pages copied back to the restarted server ($r)"
 done
 like "$(cat "$tmp/st1.err")" "restarted .*pages are lost" "the client noticed the restart"
 note "$(grep -h '^stress' "$tmp"/st[123])"
@@ -134,6 +136,25 @@ note "$(grep -h '^stress' "$tmp"/st[123])"
 ctl "${S2[@]}" -d 9 -n 4096 fill >/dev/null 2>&1
 ctl "${S2[@]}" -d 9 -n 4096 verify >"$tmp/v" 2>&1
 is "$?" 0 "fill then verify from another process (r=2): intact"
+
+# ---- r = 2 survives one failure after another: B restarts empty, its pages
+# are copied back to it, then A dies: every page still reads right ----
+ctl "${S2[@]}" -d 60 -n 3000 --seconds 8 stress >"$tmp/st" 2>"$tmp/st.err" &
+p=$!
+sleep 1.5
+kill "$B_pid"
+wait "$B_pid" 2>/dev/null
+sleep 1
+start_memd B "$B_addr" || bail_out "leap-memd B did not restart"
+sleep 3
+kill -KILL "$A_pid"
+wait "$A_pid" 2>/dev/null
+wait "$p"
+is "$?" 0 "r=2: B restarted empty, re-replicated, then A killed: exit 0"
+like "$(cat "$tmp/st")" "corrupt=0 io_errors=0" "... no wrong data, no I/O error"
+like "$(cat "$tmp/st")" "resilvered=[1-9]" "... pages were copied back to B"
+like "$(cat "$tmp/st.err")" "re-replicated [0-9]+ pages" "... and the client said so"
+start_memd A "$A_addr" || bail_out "leap-memd A did not restart"
 
 # ---- a dropped connection: reconnect and retry, nothing lost ----
 ctl -s "$A_addr" -s "$B_addr" -d 20 -n 3000 --seconds 4 stress >"$tmp/st" 2>"$tmp/st.err" &

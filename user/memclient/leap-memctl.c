@@ -367,9 +367,10 @@ int main(int argc, char **argv)
 	if (strcmp(a.cmd, "stats"))
 		printf("client reconnects=%" PRIu64 " retries=%" PRIu64
 		       " failovers=%" PRIu64 " degraded_writes=%" PRIu64
-		       " lost_pages=%" PRIu64 " io_errors=%" PRIu64 "\n",
+		       " lost_pages=%" PRIu64 " io_errors=%" PRIu64 " resilvered=%" PRIu64
+		       " under_replicated=%" PRIu64 "\n",
 		       c.reconnects, c.retries, c.failovers, c.degraded_writes,
-		       c.lost_pages, c.io_errors);
+		       c.lost_pages, c.io_errors, c.resilvered, c.under_replicated);
 	leap_mc_close(mc);
 	return rc;
 }

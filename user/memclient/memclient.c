@@ -23,7 +23,8 @@
 #define PS_VALID0  0x02 /* replica k holds the latest version: PS_VALID0 << k */
 #define PS_WRITING 0x08 /* a write is in flight: replicas hold old or new data */
 
-#define TX_CAP (LEAP_WIRE_HDR_SIZE + LEAP_WIRE_IO_HDR + 8 * LEAP_WIRE_MAX_BATCH)
+#define CHUNK_LOCKS 256
+#define TX_CAP	    (LEAP_WIRE_HDR_SIZE + LEAP_WIRE_IO_HDR + 8 * LEAP_WIRE_MAX_BATCH)
 
 struct mc_server {
 	struct leap_mc *mc;
@@ -48,6 +49,14 @@ struct leap_mc {
 	uint8_t *pstate; /* dev_pages bytes */
 	pthread_mutex_t stat_lock;
 	struct leap_mc_counters cnt;
+	/* Writes and re-replication of a stripe exclude each other. */
+	pthread_mutex_t chunk_lock[CHUNK_LOCKS];
+	/* r = 2: a thread copies pages that lost a replica back to it. */
+	pthread_t resilver;
+	bool resilver_running, resilver_stop;
+	pthread_mutex_t rs_lock;
+	pthread_cond_t rs_cond;
+	uint8_t *rs_buf; /* LEAP_WIRE_MAX_BATCH pages */
 	int64_t last_err_log;
 	uint64_t err_suppressed;
 };
@@ -360,6 +369,123 @@ static void log_io_error(struct leap_mc *mc, const char *what, uint64_t pg,
 		       (unsigned long long)pg * LEAP_WIRE_PAGE_SIZE, why);
 }
 
+static pthread_mutex_t *chunk_lock(struct leap_mc *mc, uint64_t pg)
+{
+	return &mc->chunk_lock[(pg / mc->cfg.stripe_pages) % CHUNK_LOCKS];
+}
+
+/* ---- re-replication (r = 2) --------------------------------------------- */
+
+/*
+ * Copies the pages of chunk [pg, pg + n) that only replica src holds to
+ * replica dst.  Under the chunk's lock, so no write of these pages runs
+ * meanwhile: what src holds is the latest version and stays so until the
+ * copy is marked valid.  Returns pages copied; *under counts those left.
+ */
+static uint32_t resilver_chunk(struct leap_mc *mc, uint64_t pg, uint32_t n, unsigned src,
+			       unsigned dst, uint64_t *under)
+{
+	unsigned ssrv = leap_mc_place(pg, mc->cfg.stripe_pages, mc->cfg.nservers, src);
+	unsigned dsrv = leap_mc_place(pg, mc->cfg.stripe_pages, mc->cfg.nservers, dst);
+	uint64_t offset[LEAP_WIRE_MAX_BATCH], present = 0;
+	uint8_t *out[LEAP_WIRE_MAX_BATCH];
+	uint32_t cnt = 0, m = 0;
+	struct mc_server *d = &mc->srv[dsrv];
+
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t st = __atomic_load_n(&mc->pstate[pg + i], __ATOMIC_RELAXED);
+
+		if ((st & (PS_WRITTEN | PS_WRITING)) == PS_WRITTEN &&
+		    (st & (PS_VALID0 << src)) && !(st & (PS_VALID0 << dst))) {
+			offset[cnt] = (pg + i) * LEAP_WIRE_PAGE_SIZE;
+			out[cnt] = mc->rs_buf + (size_t)cnt * LEAP_WIRE_PAGE_SIZE;
+			cnt++;
+		}
+	}
+	if (!cnt)
+		return 0;
+	*under += cnt;
+	/* A replica known down is skipped without I/O until it answers again. */
+	if (d->down && leap_now_ms() < d->down_until)
+		return 0;
+	if (srv_read(&mc->srv[ssrv], offset, cnt, out, &present))
+		return 0;
+	/* Keep the pages src still had (one it lost is read_chunk's business). */
+	for (uint32_t j = 0; j < cnt; j++)
+		if (present >> j & 1) {
+			if (m != j)
+				memcpy(mc->rs_buf + (size_t)m * LEAP_WIRE_PAGE_SIZE,
+				       mc->rs_buf + (size_t)j * LEAP_WIRE_PAGE_SIZE,
+				       LEAP_WIRE_PAGE_SIZE);
+			offset[m++] = offset[j];
+		}
+	if (!m || srv_write(d, offset, m, mc->rs_buf))
+		return 0;
+	for (uint32_t j = 0; j < m; j++)
+		__atomic_or_fetch(&mc->pstate[offset[j] / LEAP_WIRE_PAGE_SIZE],
+				  (uint8_t)(PS_VALID0 << dst), __ATOMIC_RELAXED);
+	*under -= m;
+	return m;
+}
+
+static void resilver_scan(struct leap_mc *mc)
+{
+	uint64_t under = 0, copied = 0;
+
+	for (uint64_t pg = 0; pg < mc->cfg.dev_pages;) {
+		uint32_t n = chunk_pages(mc, pg, mc->cfg.dev_pages - pg);
+		bool any = false;
+
+		/* Cheap unlocked look first: most chunks are fully replicated. */
+		for (uint32_t i = 0; i < n && !any; i++) {
+			uint8_t st =
+				__atomic_load_n(&mc->pstate[pg + i], __ATOMIC_RELAXED);
+
+			any = (st & PS_WRITTEN) && (st & (PS_VALID0 | PS_VALID0 << 1)) !=
+							   (PS_VALID0 | PS_VALID0 << 1);
+		}
+		if (any) {
+			pthread_mutex_lock(chunk_lock(mc, pg));
+			copied += resilver_chunk(mc, pg, n, 0, 1, &under);
+			copied += resilver_chunk(mc, pg, n, 1, 0, &under);
+			pthread_mutex_unlock(chunk_lock(mc, pg));
+		}
+		pg += n;
+	}
+	pthread_mutex_lock(&mc->stat_lock);
+	mc->cnt.under_replicated = under;
+	mc->cnt.resilvered += copied;
+	pthread_mutex_unlock(&mc->stat_lock);
+	if (copied)
+		mc_log(mc, "re-replicated %llu pages (%llu still on one replica)",
+		       (unsigned long long)copied, (unsigned long long)under);
+}
+
+static void *resilver_main(void *arg)
+{
+	struct leap_mc *mc = arg;
+
+	pthread_mutex_lock(&mc->rs_lock);
+	while (!mc->resilver_stop) {
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 200 * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&mc->rs_cond, &mc->rs_lock, &ts);
+		if (mc->resilver_stop)
+			break;
+		pthread_mutex_unlock(&mc->rs_lock);
+		resilver_scan(mc);
+		pthread_mutex_lock(&mc->rs_lock);
+	}
+	pthread_mutex_unlock(&mc->rs_lock);
+	return NULL;
+}
+
 int leap_mc_write(struct leap_mc *mc, uint64_t off, const void *buf, size_t len)
 {
 	uint64_t pg = off / LEAP_WIRE_PAGE_SIZE, left = len / LEAP_WIRE_PAGE_SIZE;
@@ -373,8 +499,11 @@ int leap_mc_write(struct leap_mc *mc, uint64_t off, const void *buf, size_t len)
 		uint64_t offset[LEAP_WIRE_MAX_BATCH];
 		uint8_t valid = 0;
 
+		pthread_mutex_t *cl = chunk_lock(mc, pg);
+
 		for (uint32_t i = 0; i < n; i++)
 			offset[i] = (pg + i) * LEAP_WIRE_PAGE_SIZE;
+		pthread_mutex_lock(cl);
 		/* Until every replica has answered, no copy is known to be current. */
 		for (uint32_t i = 0; i < n; i++)
 			__atomic_store_n(&mc->pstate[pg + i], PS_WRITTEN | PS_WRITING,
@@ -389,6 +518,7 @@ int leap_mc_write(struct leap_mc *mc, uint64_t off, const void *buf, size_t len)
 		for (uint32_t i = 0; i < n; i++)
 			__atomic_store_n(&mc->pstate[pg + i], PS_WRITTEN | valid,
 					 __ATOMIC_RELAXED);
+		pthread_mutex_unlock(cl);
 		if (!valid) {
 			log_io_error(mc, "write", pg, "no replica reachable");
 			return -EIO;
@@ -547,6 +677,10 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 	memcpy(mc->secret, cfg->secret, cfg->secret_len);
 	mc->cfg.secret = NULL;
 	pthread_mutex_init(&mc->stat_lock, NULL);
+	pthread_mutex_init(&mc->rs_lock, NULL);
+	pthread_cond_init(&mc->rs_cond, NULL);
+	for (int i = 0; i < CHUNK_LOCKS; i++)
+		pthread_mutex_init(&mc->chunk_lock[i], NULL);
 	mc->pstate = calloc(cfg->dev_pages, 1);
 	if (!mc->pstate)
 		goto nomem;
@@ -570,6 +704,18 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 			leap_mc_close(mc);
 			return NULL;
 		}
+	if (mc->cfg.replicas == 2) {
+		mc->rs_buf = malloc((size_t)LEAP_WIRE_MAX_BATCH * LEAP_WIRE_PAGE_SIZE);
+		if (!mc->rs_buf)
+			goto nomem;
+		mc->resilver_running =
+			!pthread_create(&mc->resilver, NULL, resilver_main, mc);
+		if (!mc->resilver_running) {
+			snprintf(err, errlen, "cannot start the re-replication thread");
+			leap_mc_close(mc);
+			return NULL;
+		}
+	}
 	return mc;
 nomem:
 	snprintf(err, errlen, "out of memory");
@@ -581,6 +727,14 @@ void leap_mc_close(struct leap_mc *mc)
 {
 	if (!mc)
 		return;
+	if (mc->resilver_running) {
+		pthread_mutex_lock(&mc->rs_lock);
+		mc->resilver_stop = true;
+		pthread_cond_signal(&mc->rs_cond);
+		pthread_mutex_unlock(&mc->rs_lock);
+		pthread_join(mc->resilver, NULL);
+	}
+	free(mc->rs_buf);
 	for (unsigned i = 0; i < mc->cfg.nservers; i++) {
 		if (mc->srv[i].mc) {
 			srv_disconnect(&mc->srv[i]);

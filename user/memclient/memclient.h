@@ -14,6 +14,11 @@
  * replica holding the latest version answers, the read fails with -EIO and
  * a log line.  A never-written page reads as zeros.
  *
+ * With r = 2 a background thread re-replicates: every 200 ms it copies
+ * pages held by one replica only (a write missed the other, or it
+ * restarted empty) back to the other once that answers, under a per-stripe
+ * lock that writes take too, so a copy never overwrites a newer write.
+ *
  * Thread-safe: one request at a time per server connection, different
  * servers in parallel.
  */
@@ -50,12 +55,14 @@ struct leap_mc_config {
 struct leap_mc_counters {
 	uint64_t reads, writes; /* calls */
 	uint64_t pages_read, pages_written;
-	uint64_t reconnects;	  /* successful reconnections after a failure */
-	uint64_t retries;	  /* attempts repeated after a transport error */
-	uint64_t failovers;	  /* reads served by a second replica */
-	uint64_t degraded_writes; /* writes that reached fewer than r replicas */
-	uint64_t lost_pages;	  /* written pages a replica no longer had */
-	uint64_t io_errors;	  /* calls that returned -EIO */
+	uint64_t reconnects;	   /* successful reconnections after a failure */
+	uint64_t retries;	   /* attempts repeated after a transport error */
+	uint64_t failovers;	   /* reads served by a second replica */
+	uint64_t degraded_writes;  /* writes that reached fewer than r replicas */
+	uint64_t lost_pages;	   /* written pages a replica no longer had */
+	uint64_t io_errors;	   /* calls that returned -EIO */
+	uint64_t resilvered;	   /* pages copied back to a replica that lost them */
+	uint64_t under_replicated; /* pages on one replica only, at the last scan */
 };
 
 struct leap_mc;

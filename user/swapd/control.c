@@ -262,11 +262,13 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 {
 	struct swapd *sd = ctl->sd;
 	struct pcache_stats c;
+	struct leap_mc_counters m;
 	struct swapd_counters s;
 	uint64_t queued, dropped, qlen;
 	char out[1024];
 
 	pcache_get_stats(&sd->cache, &c);
+	leap_mc_get_counters(sd->mc, &m);
 	pthread_mutex_lock(&sd->stat_lock);
 	s = sd->cnt;
 	pthread_mutex_unlock(&sd->stat_lock);
@@ -279,7 +281,8 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 "OK reads=%llu writes=%llu pages_in=%llu pages_out=%llu errors=%llu "
 		 "cache_pages=%u cached=%llu prefetched=%llu hits=%llu misses=%llu "
 		 "evicted_hit=%llu evicted_unused=%llu invalidated=%llu kept=%llu "
-		 "queued=%llu dropped=%llu queue=%llu commands=%llu bad_commands=%llu\n",
+		 "queued=%llu dropped=%llu queue=%llu commands=%llu bad_commands=%llu "
+		 "resilvered=%llu under_replicated=%llu\n",
 		 (unsigned long long)s.reads, (unsigned long long)s.writes,
 		 (unsigned long long)s.pages_in, (unsigned long long)s.pages_out,
 		 (unsigned long long)s.errors, sd->cache.cap,
@@ -289,7 +292,8 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 (unsigned long long)c.invalidated, (unsigned long long)c.kept,
 		 (unsigned long long)queued, (unsigned long long)dropped,
 		 (unsigned long long)qlen, (unsigned long long)ctl->commands,
-		 (unsigned long long)ctl->bad_commands);
+		 (unsigned long long)ctl->bad_commands, (unsigned long long)m.resilvered,
+		 (unsigned long long)m.under_replicated);
 	reply(fd, out);
 }
 

@@ -350,14 +350,15 @@ void swapd_print_stats(struct swapd *sd, FILE *f)
 		"leap-swapd: reads=%llu writes=%llu pages_in=%llu pages_out=%llu "
 		"unaligned=%llu errors=%llu read_p50_us<=%llu read_p99_us<=%llu "
 		"reconnects=%llu retries=%llu failovers=%llu degraded_writes=%llu "
-		"io_errors=%llu\n",
+		"io_errors=%llu resilvered=%llu under_replicated=%llu\n",
 		(unsigned long long)c.reads, (unsigned long long)c.writes,
 		(unsigned long long)c.pages_in, (unsigned long long)c.pages_out,
 		(unsigned long long)c.unaligned, (unsigned long long)c.errors,
 		p50 < 0 ? 0ULL : 2ULL << p50, p99 < 0 ? 0ULL : 2ULL << p99,
 		(unsigned long long)m.reconnects, (unsigned long long)m.retries,
 		(unsigned long long)m.failovers, (unsigned long long)m.degraded_writes,
-		(unsigned long long)m.io_errors);
+		(unsigned long long)m.io_errors, (unsigned long long)m.resilvered,
+		(unsigned long long)m.under_replicated);
 }
 
 int swapd_fuse_run(struct swapd *sd, const char *mountpoint, int max_threads)
