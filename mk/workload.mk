@@ -4,10 +4,10 @@ WORKLOAD_BIN := $(BIN)/leap-workload
 WORKLOAD_OBJ := $(OUTPUT)/workload/leap-workload.o
 ALL_BINS += $(WORKLOAD_BIN)
 
-$(WORKLOAD_OBJ): tools/leap-workload.c | $(DEPS_STAMP)
+$(WORKLOAD_OBJ): tools/leap-workload.c $(LIB_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -pthread $(shell pkg-config --cflags json-c) -c $< -o $@
 
-$(WORKLOAD_BIN): $(WORKLOAD_OBJ)
+$(WORKLOAD_BIN): $(WORKLOAD_OBJ) $(LIBLEAP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $^ -o $@ -pthread $(shell pkg-config --libs json-c)
+	$(CC) $(CFLAGS) $(WORKLOAD_OBJ) -o $@ $(LIBLEAP) -pthread $(shell pkg-config --libs json-c)

@@ -40,6 +40,8 @@
 
 #include <json-c/json.h>
 
+#include "leap/size.h"
+
 #define EXIT_USAGE     1
 #define EXIT_RUNTIME   2
 #define EXIT_CORRUPT   3
@@ -434,54 +436,6 @@ static int parse_ulong(const char *s, unsigned long *out)
 	return 0;
 }
 
-/* Bytes with an optional K/M/G/T suffix (powers of 1024), optionally "iB"/"B". */
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	unsigned shift = 0;
-
-	if (!s || !*s || *s == '-')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		shift = 10;
-		break;
-	case 'm':
-	case 'M':
-		shift = 20;
-		break;
-	case 'g':
-	case 'G':
-		shift = 30;
-		break;
-	case 't':
-	case 'T':
-		shift = 40;
-		break;
-	case '\0':
-		break;
-	default:
-		return -1;
-	}
-	if (shift) {
-		end++;
-		if (!strcasecmp(end, "ib") || !strcasecmp(end, "b"))
-			end += strlen(end);
-	}
-	if (*end)
-		return -1;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
 static int parse_pattern(const char *s)
 {
 	unsigned long k;
@@ -525,7 +479,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 		have_pattern = true;
 		break;
 	case 'f':
-		if (parse_size(arg, &cfg.footprint) || cfg.footprint == 0)
+		if (leap_parse_size(arg, &cfg.footprint) || cfg.footprint == 0)
 			argp_error(state,
 				   "bad --footprint '%s' (e.g. 4096, 64K, 192M, 2G)",
 				   arg);

@@ -30,6 +30,7 @@
 #include "agent/caps.h"
 #include "agent/cgroup.h"
 #include "agent/config.h"
+#include "leap/size.h"
 
 #define STATE_DIR    "/run/leap"
 #define STATE_FILE   STATE_DIR "/agent.json"
@@ -194,7 +195,7 @@ static error_t parse_run(int key, char *arg, struct argp_state *state)
 		state->child_inputs[0] = state->input; /* common options */
 		return 0;
 	case OPT_MEMLIMIT:
-		if (parse_size(arg, &o->mem_limit) || o->mem_limit < (1 << 20))
+		if (leap_parse_size(arg, &o->mem_limit) || o->mem_limit < (1 << 20))
 			argp_error(state,
 				   "--memory-limit needs a size of at least 1M, not '%s'",
 				   arg);

@@ -28,7 +28,5 @@ int run_cgroup_create(struct run_cgroup *cg, const char *name, uint64_t limit, c
 int run_cgroup_enter(const struct run_cgroup *cg, pid_t pid);
 /* Kills what is left inside, then removes the directories. */
 void run_cgroup_destroy(struct run_cgroup *cg);
-/* "512M", "2G", "1048576": bytes, or -EINVAL. */
-int parse_size(const char *s, uint64_t *out);
 
 #endif
