@@ -16,10 +16,13 @@
  *   20 u32 reserved   0
  *
  * Payloads (request / reply):
- *   HELLO  req  u16 min_version, u16 max_version, u32 reserved (0)
+ *   HELLO  req  u16 min_version, u16 max_version, u32 reserved (0),
+ *               u8 client_nonce[32]
  *          rep  u32 page_size, u32 max_batch, u64 capacity_pages,
- *               u64 instance (random per server start), u8 nonce[32]
- *   AUTH   req  u8 mac[32] = HMAC-SHA256(secret, nonce)
+ *               u64 instance (random per server start), u8 server_nonce[32],
+ *               u8 server_mac[32] = HMAC-SHA256(secret, "S" client_nonce
+ *               server_nonce)
+ *   AUTH   req  u8 mac[32] = HMAC-SHA256(secret, "C" server_nonce client_nonce)
  *          rep  (empty)
  *   READ   req  u32 dev, u32 count, u64 offset[count]
  *          rep  u32 dev, u32 count, u64 present (bit i: page i was ever
@@ -31,6 +34,12 @@
  *   ERROR  rep  u32 code (LEAP_WERR_*), u32 msg_len, msg_len bytes of text
  * Offsets are byte offsets on the device, page-aligned and below
  * LEAP_WIRE_MAX_OFFSET; 1 <= count <= LEAP_WIRE_MAX_BATCH.
+ *
+ * Authentication is mutual: the client checks the server's MAC before it
+ * trusts the server with a single page (an impostor on the port would
+ * otherwise receive swapped memory), the server checks the client's before
+ * it serves one.  The role byte keeps either answer from being replayed as
+ * the other.
  *
  * A connection must HELLO then AUTH before anything else; the server closes
  * it after any error except LEAP_WERR_RANGE / LEAP_WERR_NOSPACE (the message
@@ -60,8 +69,8 @@
 	(LEAP_WIRE_IO_HDR + LEAP_WIRE_MAX_BATCH * (8 + LEAP_WIRE_PAGE_SIZE))
 #define LEAP_WIRE_MAX_MSG (LEAP_WIRE_HDR_SIZE + LEAP_WIRE_MAX_PAYLOAD)
 
-#define LEAP_WIRE_HELLO_REQ_LEN 8
-#define LEAP_WIRE_HELLO_REP_LEN (4 + 4 + 8 + 8 + LEAP_WIRE_NONCE_LEN)
+#define LEAP_WIRE_HELLO_REQ_LEN (8 + LEAP_WIRE_NONCE_LEN)
+#define LEAP_WIRE_HELLO_REP_LEN (4 + 4 + 8 + 8 + LEAP_WIRE_NONCE_LEN + LEAP_WIRE_MAC_LEN)
 
 enum leap_wire_op {
 	LEAP_WOP_HELLO = 1,
@@ -123,11 +132,12 @@ struct leap_wire_msg {
 	union {
 		struct {
 			uint16_t min_version, max_version;
+			const uint8_t *nonce;
 		} hello;
 		struct {
 			uint32_t page_size, max_batch;
 			uint64_t capacity_pages, instance;
-			const uint8_t *nonce;
+			const uint8_t *nonce, *mac;
 		} hello_rep;
 		struct {
 			const uint8_t *mac;
@@ -171,9 +181,11 @@ int leap_wire_decode(const void *buf, size_t len, struct leap_wire_msg *m);
  * Encoders write into buf (cap bytes) and return the message size, or -1 if
  * cap is too small or an argument is out of range (count, offsets, ...).
  */
-long leap_wire_enc_hello(void *buf, size_t cap, uint64_t id);
+long leap_wire_enc_hello(void *buf, size_t cap, uint64_t id,
+			 const uint8_t nonce[LEAP_WIRE_NONCE_LEN]);
 long leap_wire_enc_hello_rep(void *buf, size_t cap, uint64_t id, uint64_t capacity_pages,
-			     uint64_t instance, const uint8_t nonce[LEAP_WIRE_NONCE_LEN]);
+			     uint64_t instance, const uint8_t nonce[LEAP_WIRE_NONCE_LEN],
+			     const uint8_t mac[LEAP_WIRE_MAC_LEN]);
 long leap_wire_enc_auth(void *buf, size_t cap, uint64_t id,
 			const uint8_t mac[LEAP_WIRE_MAC_LEN]);
 long leap_wire_enc_empty(void *buf, size_t cap, unsigned op, unsigned flags, uint64_t id);
@@ -201,13 +213,18 @@ long leap_wire_enc_error(void *buf, size_t cap, uint64_t id, uint32_t code,
 
 /* Fills nonce from the OS CSPRNG; 0 or -1. */
 int leap_wire_nonce(uint8_t nonce[LEAP_WIRE_NONCE_LEN]);
-/* mac = HMAC-SHA256(secret, nonce); 0 or -1. */
-int leap_wire_mac(const uint8_t *secret, size_t secret_len,
-		  const uint8_t nonce[LEAP_WIRE_NONCE_LEN],
-		  uint8_t mac[LEAP_WIRE_MAC_LEN]);
-/* Constant-time check of a client's answer; 1 if it matches. */
-int leap_wire_mac_ok(const uint8_t *secret, size_t secret_len,
-		     const uint8_t nonce[LEAP_WIRE_NONCE_LEN],
+#define LEAP_WIRE_ROLE_CLIENT 'C'
+#define LEAP_WIRE_ROLE_SERVER 'S'
+/* mac = HMAC-SHA256(secret, role || a || b); 0 or -1.  The client answers
+ * with (server nonce, client nonce), the server with (client nonce, server
+ * nonce). */
+int leap_wire_mac(const uint8_t *secret, size_t secret_len, uint8_t role,
+		  const uint8_t a[LEAP_WIRE_NONCE_LEN],
+		  const uint8_t b[LEAP_WIRE_NONCE_LEN], uint8_t mac[LEAP_WIRE_MAC_LEN]);
+/* Constant-time check of the other side's answer; 1 if it matches. */
+int leap_wire_mac_ok(const uint8_t *secret, size_t secret_len, uint8_t role,
+		     const uint8_t a[LEAP_WIRE_NONCE_LEN],
+		     const uint8_t b[LEAP_WIRE_NONCE_LEN],
 		     const uint8_t mac[LEAP_WIRE_MAC_LEN]);
 /*
  * Reads a shared secret from path: a regular file (symlinks refused) with

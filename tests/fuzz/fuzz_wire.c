@@ -93,10 +93,10 @@ static long build(const uint8_t **p, size_t *n)
 		off[i] = (take(p, n, 6) * LEAP_WIRE_PAGE_SIZE) % LEAP_WIRE_MAX_OFFSET;
 	switch (kind) {
 	case 0:
-		return leap_wire_enc_hello(msgbuf, sizeof(msgbuf), id);
+		return leap_wire_enc_hello(msgbuf, sizeof(msgbuf), id, blob);
 	case 1:
 		return leap_wire_enc_hello_rep(msgbuf, sizeof(msgbuf), id, off[0], dev,
-					       blob);
+					       blob, blob);
 	case 2:
 		return leap_wire_enc_auth(msgbuf, sizeof(msgbuf), id, blob);
 	case 3:

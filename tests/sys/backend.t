@@ -76,9 +76,39 @@ like "$A_addr" '^127\.0\.0\.1:[0-9]+$' "binds loopback by default ($A_addr)"
 
 # ---- authentication and garbage ----
 run_timeout 30 "$CTL" -k "$tmp/wrong" -s "$A_addr" stats >/dev/null 2>"$tmp/err"
-is "$?" 1 "a client with the wrong secret is refused"
-like "$(cat "$tmp/err")" "authentication failed" "... with the server's reason"
+is "$?" 1 "a client with another secret does not get through"
+# A client that ignores the server's proof and answers with a bad MAC (raw
+# bytes: HELLO with a zero nonce, then AUTH with a zero MAC).
+exec 3<>"/dev/tcp/127.0.0.1/${A_addr##*:}"
+printf 'LAPW\x01\x00\x01\x00\0\0\0\0\0\0\0\0\x28\0\0\0\0\0\0\0\x01\x00\x01\x00\0\0\0\0' >&3
+head -c 32 /dev/zero >&3
+timeout 5 head -c 112 <&3 >/dev/null
+printf 'LAPW\x01\x00\x02\x00\0\0\0\0\0\0\0\0\x20\0\0\0\0\0\0\0' >&3
+head -c 32 /dev/zero >&3
+reply=$(timeout 5 head -c 32 <&3 | od -An -tx1 | tr -d ' \n')
+exec 3<&-
+like "$reply" '^4c41505701000601.{32}08000000' "a wrong AUTH MAC gets ERROR AUTH"
 cmp_ok "$(stat_of "$A_addr" auth_failures)" '>=' 1 "the server counts the failure"
+
+# Mutual: a server that does not know the secret gets no page, not even a try.
+start_memd_secret()
+{
+	"$MEMD" --size 1M --listen 127.0.0.1:0 --port-file "$tmp/D.port" \
+		--secret-file "$1" $MLOCK 2>"$tmp/D.log" &
+	D_pid=$!
+	fixture_track_pid $D_pid
+	for ((i = 0; i < 50; i++)); do
+		[ -s "$tmp/D.port" ] && break
+		sleep 0.1
+	done
+}
+start_memd_secret "$tmp/wrong"
+run_timeout 30 "$CTL" -k "$tmp/secret" -s "$(cat "$tmp/D.port")" -n 16 fill >/dev/null \
+	2>"$tmp/err"
+is "$?" 1 "a server with another secret is refused by the client"
+like "$(cat "$tmp/err")" "does not know the secret" "... before any page is sent"
+kill "$D_pid"
+wait "$D_pid" 2>/dev/null
 
 port=${A_addr##*:}
 # Garbage, then a valid header announcing 16 MiB: both refused, server unharmed.

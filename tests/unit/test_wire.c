@@ -45,9 +45,11 @@ static void test_roundtrip_requests(void **state)
 	long n;
 	(void)state;
 
-	n = leap_wire_enc_hello(buf, sizeof(buf), 1);
+	memset(mac, 0x33, sizeof(mac));
+	n = leap_wire_enc_hello(buf, sizeof(buf), 1, mac);
 	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), 0);
 	assert_int_equal(m.hdr.opcode, LEAP_WOP_HELLO);
+	assert_memory_equal(m.u.hello.nonce, mac, LEAP_WIRE_NONCE_LEN);
 	assert_int_equal(m.hdr.req_id, 1);
 	assert_int_equal(m.u.hello.min_version, LEAP_WIRE_VERSION);
 
@@ -78,19 +80,21 @@ static void test_roundtrip_requests(void **state)
 static void test_roundtrip_replies(void **state)
 {
 	struct leap_wire_msg m;
-	uint8_t nonce[LEAP_WIRE_NONCE_LEN];
+	uint8_t nonce[LEAP_WIRE_NONCE_LEN], mac[LEAP_WIRE_MAC_LEN];
 	uint64_t v[LEAP_WSTAT_NR];
 	long n;
 	(void)state;
 
 	memset(nonce, 7, sizeof(nonce));
-	n = leap_wire_enc_hello_rep(buf, sizeof(buf), 1, 1000, 0xabcdef, nonce);
+	memset(mac, 9, sizeof(mac));
+	n = leap_wire_enc_hello_rep(buf, sizeof(buf), 1, 1000, 0xabcdef, nonce, mac);
 	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), 0);
 	assert_int_equal(m.hdr.flags, LEAP_WF_REPLY);
 	assert_int_equal(m.u.hello_rep.capacity_pages, 1000);
 	assert_int_equal(m.u.hello_rep.instance, 0xabcdef);
 	assert_int_equal(m.u.hello_rep.max_batch, LEAP_WIRE_MAX_BATCH);
 	assert_memory_equal(m.u.hello_rep.nonce, nonce, sizeof(nonce));
+	assert_memory_equal(m.u.hello_rep.mac, mac, sizeof(mac));
 
 	n = leap_wire_enc_read_rep(buf, sizeof(buf), 2, 4, 3, 0x5);
 	memset(buf + n, 1, 3 * LEAP_WIRE_PAGE_SIZE);
@@ -236,7 +240,7 @@ static void test_bad_replies(void **state)
 	assert_int_equal(leap_wire_decode(buf, (size_t)n + 2 * 4096, &m),
 			 -LEAP_WERR_LENGTH);
 	/* A server offering another batch size or page size. */
-	n = leap_wire_enc_hello_rep(buf, sizeof(buf), 1, 10, 1, nonce);
+	n = leap_wire_enc_hello_rep(buf, sizeof(buf), 1, 10, 1, nonce, nonce);
 	put32_at(LEAP_WIRE_HDR_SIZE + 4, 65);
 	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_BATCH);
 	put32_at(LEAP_WIRE_HDR_SIZE + 4, 64);
@@ -256,7 +260,7 @@ static void test_bad_replies(void **state)
 	put32_at(LEAP_WIRE_HDR_SIZE, LEAP_WIRE_MAX_STATS + 1);
 	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_LENGTH);
 	/* HELLO with min > max. */
-	n = leap_wire_enc_hello(buf, sizeof(buf), 1);
+	n = leap_wire_enc_hello(buf, sizeof(buf), 1, nonce);
 	buf[LEAP_WIRE_HDR_SIZE] = 9;
 	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_VERSION);
 	assert_string_equal(leap_wire_err_name(LEAP_WERR_BATCH), "bad batch count");
@@ -269,27 +273,46 @@ static void test_auth(void **state)
 	uint8_t nonce[LEAP_WIRE_NONCE_LEN], nonce2[LEAP_WIRE_NONCE_LEN];
 	uint8_t mac[LEAP_WIRE_MAC_LEN];
 	const uint8_t secret[] = "0123456789abcdef-secret";
-	/* Known answer from Python's hmac module over nonce = 0, 1, ..., 31. */
+	const size_t slen = sizeof(secret) - 1;
+	/* Known answer from Python's hmac module: role 'C', a = 0..31, b = 32..63. */
 	static const uint8_t kat[LEAP_WIRE_MAC_LEN] = {
-		0x8b, 0x0b, 0x42, 0x5b, 0xd6, 0xd8, 0x5c, 0x73, 0x41, 0x25, 0x00,
-		0xbf, 0xa4, 0xb2, 0x0a, 0xb4, 0x69, 0x1e, 0xd9, 0xc3, 0xdf, 0x93,
-		0xda, 0xa2, 0xc7, 0xbb, 0x68, 0xa7, 0x14, 0x30, 0x41, 0x4a};
+		0x11, 0xc7, 0xa0, 0x44, 0x3d, 0x76, 0xdd, 0x49, 0x4c, 0xe9, 0x0b,
+		0xcf, 0xe2, 0xbd, 0xd0, 0xe0, 0xca, 0x12, 0xb1, 0x6d, 0x14, 0x48,
+		0xec, 0x78, 0xb3, 0x7d, 0xbc, 0xc5, 0xf0, 0x1d, 0x77, 0xf7};
 	(void)state;
 
-	for (int i = 0; i < LEAP_WIRE_NONCE_LEN; i++)
+	for (int i = 0; i < LEAP_WIRE_NONCE_LEN; i++) {
 		nonce[i] = (uint8_t)i;
-	assert_int_equal(leap_wire_mac(secret, sizeof(secret) - 1, nonce, mac), 0);
+		nonce2[i] = (uint8_t)(i + 32);
+	}
+	assert_int_equal(
+		leap_wire_mac(secret, slen, LEAP_WIRE_ROLE_CLIENT, nonce, nonce2, mac),
+		0);
 	assert_memory_equal(mac, kat, sizeof(kat));
+	assert_true(leap_wire_mac_ok(secret, slen, LEAP_WIRE_ROLE_CLIENT, nonce, nonce2,
+				     mac));
+	/* The same nonces, the other role or order: a different answer (no
+	 * reflecting the server's proof back as the client's). */
+	assert_false(leap_wire_mac_ok(secret, slen, LEAP_WIRE_ROLE_SERVER, nonce, nonce2,
+				      mac));
+	assert_false(leap_wire_mac_ok(secret, slen, LEAP_WIRE_ROLE_CLIENT, nonce2, nonce,
+				      mac));
 
 	assert_int_equal(leap_wire_nonce(nonce), 0);
 	assert_int_equal(leap_wire_nonce(nonce2), 0);
 	assert_memory_not_equal(nonce, nonce2, sizeof(nonce));
-	assert_int_equal(leap_wire_mac(secret, sizeof(secret) - 1, nonce, mac), 0);
-	assert_true(leap_wire_mac_ok(secret, sizeof(secret) - 1, nonce, mac));
-	assert_false(leap_wire_mac_ok(secret, sizeof(secret) - 1, nonce2, mac));
-	assert_false(leap_wire_mac_ok(secret, sizeof(secret) - 2, nonce, mac));
+	assert_int_equal(
+		leap_wire_mac(secret, slen, LEAP_WIRE_ROLE_SERVER, nonce, nonce2, mac),
+		0);
+	assert_true(leap_wire_mac_ok(secret, slen, LEAP_WIRE_ROLE_SERVER, nonce, nonce2,
+				     mac));
+	assert_false(leap_wire_mac_ok(secret, slen, LEAP_WIRE_ROLE_SERVER, nonce2, nonce2,
+				      mac));
+	assert_false(leap_wire_mac_ok(secret, slen - 1, LEAP_WIRE_ROLE_SERVER, nonce,
+				      nonce2, mac));
 	mac[31] ^= 1;
-	assert_false(leap_wire_mac_ok(secret, sizeof(secret) - 1, nonce, mac));
+	assert_false(leap_wire_mac_ok(secret, slen, LEAP_WIRE_ROLE_SERVER, nonce, nonce2,
+				      mac));
 }
 
 static void write_file(const char *path, const char *data, mode_t mode)

@@ -142,12 +142,16 @@ static int srv_connect(struct mc_server *s, char *err, size_t errlen)
 {
 	struct leap_mc *mc = s->mc;
 	struct leap_wire_msg m;
-	uint8_t mac[LEAP_WIRE_MAC_LEN];
+	uint8_t mac[LEAP_WIRE_MAC_LEN], nonce[LEAP_WIRE_NONCE_LEN];
 	struct iovec iov;
 	uint64_t id;
 	long n;
 	int rc;
 
+	if (leap_wire_nonce(nonce)) {
+		snprintf(err, errlen, "no randomness");
+		return -EIO;
+	}
 	rc = mc->cfg.transport->connect(&s->c, s->addr, mc->cfg.io_timeout_ms, err,
 					errlen);
 	if (rc) {
@@ -155,12 +159,21 @@ static int srv_connect(struct mc_server *s, char *err, size_t errlen)
 		return rc;
 	}
 	id = ++s->next_id;
-	n = leap_wire_enc_hello(s->tx, sizeof(s->tx), id);
+	n = leap_wire_enc_hello(s->tx, sizeof(s->tx), id, nonce);
 	iov = (struct iovec){s->tx, (size_t)n};
 	rc = srv_roundtrip(s, &iov, 1, id, LEAP_WOP_HELLO, &m);
 	if (rc)
 		goto fail;
-	if (leap_wire_mac(mc->secret, mc->cfg.secret_len, m.u.hello_rep.nonce, mac)) {
+	/* The server proves the secret first: no page goes to an impostor. */
+	if (!leap_wire_mac_ok(mc->secret, mc->cfg.secret_len, LEAP_WIRE_ROLE_SERVER,
+			      nonce, m.u.hello_rep.nonce, m.u.hello_rep.mac)) {
+		mc_log(mc, "%s: the server does not know the secret: refusing it",
+		       s->addr);
+		rc = -EACCES;
+		goto fail;
+	}
+	if (leap_wire_mac(mc->secret, mc->cfg.secret_len, LEAP_WIRE_ROLE_CLIENT,
+			  m.u.hello_rep.nonce, nonce, mac)) {
 		rc = -EPROTO;
 		goto fail;
 	}

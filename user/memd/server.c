@@ -7,9 +7,9 @@
  * read its replies only stalls itself.  Buffers are allocated once per
  * connection at accept, never per message.
  *
- * A connection must HELLO then AUTH (HMAC of the server's nonce with the
- * shared secret) within auth_timeout_ms; anything else before that, a bad
- * MAC or a malformed message gets an ERROR reply and the connection closed.
+ * A connection must HELLO then AUTH (mutual HMAC challenge-response over
+ * both sides' nonces, include/leap/wire.h) within auth_timeout_ms; anything else before
+ * that, a bad MAC or a malformed message gets an ERROR reply and the connection closed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -31,7 +31,8 @@ struct conn {
 	struct leap_conn c;
 	enum conn_state state;
 	int64_t auth_deadline;
-	uint8_t nonce[LEAP_WIRE_NONCE_LEN];
+	uint8_t nonce[LEAP_WIRE_NONCE_LEN];	 /* ours */
+	uint8_t peer_nonce[LEAP_WIRE_NONCE_LEN]; /* the client's */
 	uint8_t *rx, *tx;
 	size_t rx_have, rx_need;
 	size_t tx_len, tx_off;
@@ -104,6 +105,7 @@ static void reply_error(struct server *s, struct conn *cn, uint64_t id, int code
 
 static void handle_hello(struct server *s, struct conn *cn, const struct leap_wire_msg *m)
 {
+	uint8_t mac[LEAP_WIRE_MAC_LEN];
 	long n;
 
 	if (m->u.hello.min_version > LEAP_WIRE_VERSION ||
@@ -116,16 +118,22 @@ static void handle_hello(struct server *s, struct conn *cn, const struct leap_wi
 		reply_error(s, cn, m->hdr.req_id, LEAP_WERR_INTERNAL, "no randomness");
 		return;
 	}
+	memcpy(cn->peer_nonce, m->u.hello.nonce, LEAP_WIRE_NONCE_LEN);
+	if (leap_wire_mac(s->cfg->secret, s->cfg->secret_len, LEAP_WIRE_ROLE_SERVER,
+			  cn->peer_nonce, cn->nonce, mac)) {
+		reply_error(s, cn, m->hdr.req_id, LEAP_WERR_INTERNAL, "no HMAC");
+		return;
+	}
 	n = leap_wire_enc_hello_rep(cn->tx, LEAP_WIRE_MAX_MSG, m->hdr.req_id,
-				    s->store->capacity, s->instance, cn->nonce);
+				    s->store->capacity, s->instance, cn->nonce, mac);
 	cn->tx_len = (size_t)n;
 	cn->state = ST_AUTH;
 }
 
 static void handle_auth(struct server *s, struct conn *cn, const struct leap_wire_msg *m)
 {
-	if (!leap_wire_mac_ok(s->cfg->secret, s->cfg->secret_len, cn->nonce,
-			      m->u.auth.mac)) {
+	if (!leap_wire_mac_ok(s->cfg->secret, s->cfg->secret_len, LEAP_WIRE_ROLE_CLIENT,
+			      cn->nonce, cn->peer_nonce, m->u.auth.mac)) {
 		reply_error(s, cn, m->hdr.req_id, LEAP_WERR_AUTH, "wrong secret");
 		return;
 	}

@@ -25,29 +25,33 @@ int leap_wire_nonce(uint8_t nonce[LEAP_WIRE_NONCE_LEN])
 	return RAND_bytes(nonce, LEAP_WIRE_NONCE_LEN) == 1 ? 0 : -1;
 }
 
-int leap_wire_mac(const uint8_t *secret, size_t secret_len,
-		  const uint8_t nonce[LEAP_WIRE_NONCE_LEN],
-		  uint8_t mac[LEAP_WIRE_MAC_LEN])
+int leap_wire_mac(const uint8_t *secret, size_t secret_len, uint8_t role,
+		  const uint8_t a[LEAP_WIRE_NONCE_LEN],
+		  const uint8_t b[LEAP_WIRE_NONCE_LEN], uint8_t mac[LEAP_WIRE_MAC_LEN])
 {
+	uint8_t msg[1 + 2 * LEAP_WIRE_NONCE_LEN];
 	unsigned int len = 0;
 
 	if (secret_len > LEAP_SECRET_MAX)
 		return -1;
-	if (!HMAC(EVP_sha256(), secret, (int)secret_len, nonce, LEAP_WIRE_NONCE_LEN, mac,
-		  &len) ||
+	msg[0] = role;
+	memcpy(msg + 1, a, LEAP_WIRE_NONCE_LEN);
+	memcpy(msg + 1 + LEAP_WIRE_NONCE_LEN, b, LEAP_WIRE_NONCE_LEN);
+	if (!HMAC(EVP_sha256(), secret, (int)secret_len, msg, sizeof(msg), mac, &len) ||
 	    len != LEAP_WIRE_MAC_LEN)
 		return -1;
 	return 0;
 }
 
-int leap_wire_mac_ok(const uint8_t *secret, size_t secret_len,
-		     const uint8_t nonce[LEAP_WIRE_NONCE_LEN],
+int leap_wire_mac_ok(const uint8_t *secret, size_t secret_len, uint8_t role,
+		     const uint8_t a[LEAP_WIRE_NONCE_LEN],
+		     const uint8_t b[LEAP_WIRE_NONCE_LEN],
 		     const uint8_t mac[LEAP_WIRE_MAC_LEN])
 {
 	uint8_t want[LEAP_WIRE_MAC_LEN];
 	int ok;
 
-	if (leap_wire_mac(secret, secret_len, nonce, want))
+	if (leap_wire_mac(secret, secret_len, role, a, b, want))
 		return 0;
 	ok = CRYPTO_memcmp(want, mac, LEAP_WIRE_MAC_LEN) == 0;
 	OPENSSL_cleanse(want, sizeof(want));

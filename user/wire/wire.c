@@ -176,6 +176,7 @@ static int decode_request(const uint8_t *p, uint32_t len, struct leap_wire_msg *
 			return -LEAP_WERR_LENGTH;
 		m->u.hello.min_version = get16(p);
 		m->u.hello.max_version = get16(p + 2);
+		m->u.hello.nonce = p + 8;
 		if (m->u.hello.min_version > m->u.hello.max_version)
 			return -LEAP_WERR_VERSION;
 		return 0;
@@ -206,6 +207,7 @@ static int decode_reply(const uint8_t *p, uint32_t len, struct leap_wire_msg *m)
 		m->u.hello_rep.capacity_pages = get64(p + 8);
 		m->u.hello_rep.instance = get64(p + 16);
 		m->u.hello_rep.nonce = p + 24;
+		m->u.hello_rep.mac = p + 24 + LEAP_WIRE_NONCE_LEN;
 		/* A server with other page or batch sizes is a different protocol. */
 		if (m->u.hello_rep.page_size != LEAP_WIRE_PAGE_SIZE ||
 		    m->u.hello_rep.max_batch < 1 ||
@@ -288,7 +290,8 @@ static void put_hdr(uint8_t *p, unsigned op, unsigned flags, uint64_t id, uint32
 	put32(p + 20, 0);
 }
 
-long leap_wire_enc_hello(void *buf, size_t cap, uint64_t id)
+long leap_wire_enc_hello(void *buf, size_t cap, uint64_t id,
+			 const uint8_t nonce[LEAP_WIRE_NONCE_LEN])
 {
 	uint8_t *p = buf;
 
@@ -298,11 +301,13 @@ long leap_wire_enc_hello(void *buf, size_t cap, uint64_t id)
 	put16(p + LEAP_WIRE_HDR_SIZE, LEAP_WIRE_VERSION);
 	put16(p + LEAP_WIRE_HDR_SIZE + 2, LEAP_WIRE_VERSION);
 	put32(p + LEAP_WIRE_HDR_SIZE + 4, 0);
+	memcpy(p + LEAP_WIRE_HDR_SIZE + 8, nonce, LEAP_WIRE_NONCE_LEN);
 	return LEAP_WIRE_HDR_SIZE + LEAP_WIRE_HELLO_REQ_LEN;
 }
 
 long leap_wire_enc_hello_rep(void *buf, size_t cap, uint64_t id, uint64_t capacity_pages,
-			     uint64_t instance, const uint8_t nonce[LEAP_WIRE_NONCE_LEN])
+			     uint64_t instance, const uint8_t nonce[LEAP_WIRE_NONCE_LEN],
+			     const uint8_t mac[LEAP_WIRE_MAC_LEN])
 {
 	uint8_t *p = buf;
 
@@ -315,6 +320,7 @@ long leap_wire_enc_hello_rep(void *buf, size_t cap, uint64_t id, uint64_t capaci
 	put64(p + 8, capacity_pages);
 	put64(p + 16, instance);
 	memcpy(p + 24, nonce, LEAP_WIRE_NONCE_LEN);
+	memcpy(p + 24 + LEAP_WIRE_NONCE_LEN, mac, LEAP_WIRE_MAC_LEN);
 	return LEAP_WIRE_HDR_SIZE + LEAP_WIRE_HELLO_REP_LEN;
 }
 
