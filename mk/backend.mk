@@ -44,7 +44,7 @@ $(BACKEND_DIR)/memd/%.o: user/memd/%.c $(WIRE_HDRS) user/memd/memd.h | $(DEPS_ST
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(MEMD_CFLAGS) -c $< -o $@
 
-$(BIN)/leap-memd: $(MEMD_OBJS) $(WIRE_OBJS)
+$(BIN)/leap-memd: $(MEMD_OBJS) $(WIRE_OBJS) $(LIBLEAP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(CRYPTO_LIBS)
 
@@ -80,7 +80,7 @@ $(BACKEND_DIR)/swapd/%.o: user/swapd/%.c $(WIRE_HDRS) user/memclient/memclient.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SWAPD_CFLAGS) -pthread -c $< -o $@
 
-$(BIN)/leap-swapd: $(SWAPD_OBJS) $(MEMCLIENT_OBJS) $(WIRE_OBJS)
+$(BIN)/leap-swapd: $(SWAPD_OBJS) $(MEMCLIENT_OBJS) $(WIRE_OBJS) $(LIBLEAP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(FUSE_LIBS) -pthread $(CRYPTO_LIBS)
 

@@ -16,6 +16,7 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 
+#include "leap/size.h"
 #include "memd.h"
 
 const char *argp_program_version = "leap-memd 0.1";
@@ -54,39 +55,6 @@ struct args {
 	bool no_mlock;
 };
 
-static int parse_size(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-	int shift = 0;
-
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		shift = 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		shift = 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		shift = 30;
-		end++;
-		break;
-	}
-	if (*end || v > (UINT64_MAX >> shift))
-		return -1;
-	*out = (uint64_t)v << shift;
-	return 0;
-}
-
 static int parse_uint(const char *s, unsigned long min, unsigned long max,
 		      unsigned long *out)
 {
@@ -104,7 +72,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 
 	switch (key) {
 	case 's':
-		if (parse_size(arg, &a->size) || a->size < LEAP_WIRE_PAGE_SIZE)
+		if (leap_parse_size(arg, &a->size) || a->size < LEAP_WIRE_PAGE_SIZE)
 			argp_error(st, "bad --size '%s'", arg);
 		break;
 	case 'l':

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "leap/size.h"
 #include "swapd.h"
 
 const char *argp_program_version = "leap-swapd 0.1";
@@ -75,40 +76,27 @@ struct args {
 static int parse_num(const char *s, unsigned long long max, unsigned long long *out)
 {
 	char *end;
-	int shift = 0;
 
 	errno = 0;
 	*out = strtoull(s, &end, 10);
-	if (errno || end == s)
-		return -1;
-	if (*end == 'K' || *end == 'k')
-		shift = 10;
-	else if (*end == 'M' || *end == 'm')
-		shift = 20;
-	else if (*end == 'G' || *end == 'g')
-		shift = 30;
-	if (shift)
-		end++;
-	if (*end || *out > (max >> shift))
-		return -1;
-	*out <<= shift;
-	return 0;
+	return errno || end == s || *end || *out > max ? -1 : 0;
 }
 
 static error_t parse_opt(int key, char *arg, struct argp_state *st)
 {
 	struct args *a = st->input;
 	unsigned long long v;
+	uint64_t v64;
 
 	switch (key) {
 	case 'm':
 		a->mount = arg;
 		break;
 	case 'S':
-		if (parse_num(arg, LEAP_WIRE_MAX_OFFSET, &v) ||
-		    v < 16 * LEAP_WIRE_PAGE_SIZE || v % LEAP_WIRE_PAGE_SIZE)
+		if (leap_parse_size(arg, &v64) || v64 > LEAP_WIRE_MAX_OFFSET ||
+		    v64 < 16 * LEAP_WIRE_PAGE_SIZE || v64 % LEAP_WIRE_PAGE_SIZE)
 			argp_error(st, "bad --size '%s' (a page multiple, >= 64K)", arg);
-		a->size = v;
+		a->size = v64;
 		break;
 	case 's':
 		if (a->mc.nservers >= LEAP_MC_MAX_SERVERS)
