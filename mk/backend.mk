@@ -57,7 +57,8 @@ $(BACKEND_DIR)/memclient/%.o: user/memclient/%.c $(WIRE_HDRS) user/memclient/mem
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(MEMCLIENT_CFLAGS) -pthread -c $< -o $@
 
-$(BIN)/leap-memctl: $(BACKEND_DIR)/memclient/leap-memctl.o $(MEMCLIENT_OBJS) $(WIRE_OBJS)
+$(BIN)/leap-memctl: $(BACKEND_DIR)/memclient/leap-memctl.o $(MEMCLIENT_OBJS) $(WIRE_OBJS) \
+		$(LIBLEAP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ -pthread $(CRYPTO_LIBS)
 

@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: MIT */
+/* Numbers from command lines and config files. */
 #ifndef LEAP_SIZE_H
 #define LEAP_SIZE_H
 
@@ -11,5 +12,12 @@
  * (sign, garbage, overflow).
  */
 int leap_parse_size(const char *s, uint64_t *out);
+
+/*
+ * Parses a whole unsigned number in the given strtoull base (0: decimal,
+ * 0x hex or 0 octal) that is at most max.  0 on success, -1 otherwise.
+ */
+int leap_parse_uint(const char *s, int base, unsigned long long max,
+		    unsigned long long *out);
 
 #endif

@@ -31,9 +31,27 @@ static void test_sizes(void **state)
 	assert_int_equal(leap_parse_size(NULL, &v), -1);
 }
 
+static void test_uints(void **state)
+{
+	unsigned long long v;
+	(void)state;
+
+	assert_int_equal(leap_parse_uint("42", 10, 100, &v), 0);
+	assert_int_equal(v, 42);
+	assert_int_equal(leap_parse_uint("0x10", 0, 100, &v), 0);
+	assert_int_equal(v, 16);
+	assert_int_equal(leap_parse_uint("101", 10, 100, &v), -1);
+	assert_int_equal(leap_parse_uint("-1", 10, ~0ULL, &v), -1);
+	assert_int_equal(leap_parse_uint(" 1", 10, 100, &v), -1);
+	assert_int_equal(leap_parse_uint("1x", 10, 100, &v), -1);
+	assert_int_equal(leap_parse_uint("", 10, 100, &v), -1);
+	assert_int_equal(leap_parse_uint("99999999999999999999", 10, ~0ULL, &v), -1);
+}
+
 int main(void)
 {
-	const struct CMUnitTest tests[] = {cmocka_unit_test(test_sizes)};
+	const struct CMUnitTest tests[] = {cmocka_unit_test(test_sizes),
+					   cmocka_unit_test(test_uints)};
 
 	return cmocka_run_group_tests_name("size", tests, NULL, NULL);
 }

@@ -50,3 +50,20 @@ int leap_parse_size(const char *s, uint64_t *out)
 	*out = (uint64_t)v << shift;
 	return 0;
 }
+
+int leap_parse_uint(const char *s, int base, unsigned long long max,
+		    unsigned long long *out)
+{
+	unsigned long long v;
+	char *end;
+
+	/* strtoull accepts a sign and leading blanks: a count has neither. */
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, base);
+	if (errno || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}

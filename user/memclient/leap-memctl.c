@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "leap/size.h"
 #include "memclient.h"
 
 const char *argp_program_version = "leap-memctl 0.1";
@@ -60,22 +61,13 @@ struct args {
 	unsigned seconds, write_pct, batch;
 };
 
-static int num(const char *s, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(s, &end, 0);
-	return errno || end == s || *end || *out > max ? -1 : 0;
-}
-
 static error_t parse_opt(int key, char *arg, struct argp_state *st)
 {
 	struct args *a = st->input;
 	unsigned long long v = 0;
 
 	if (arg && key != 's' && key != 'k' && key != ARGP_KEY_ARG &&
-	    num(arg, UINT32_MAX, &v) && key != 'S')
+	    leap_parse_uint(arg, 0, UINT32_MAX, &v) && key != 'S')
 		argp_error(st, "bad number '%s'", arg);
 	switch (key) {
 	case 's':
@@ -96,7 +88,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		a->mc.dev_pages = v;
 		break;
 	case 'S':
-		if (num(arg, UINT64_MAX, &v))
+		if (leap_parse_uint(arg, 0, UINT64_MAX, &v))
 			argp_error(st, "bad seed '%s'", arg);
 		a->seed = v;
 		break;

@@ -73,15 +73,6 @@ struct args {
 	bool no_mlock, allow_memcg, verbose;
 };
 
-static int parse_num(const char *s, unsigned long long max, unsigned long long *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || end == s || *end || *out > max ? -1 : 0;
-}
-
 static error_t parse_opt(int key, char *arg, struct argp_state *st)
 {
 	struct args *a = st->input;
@@ -107,27 +98,27 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		a->secret_file = arg;
 		break;
 	case 'r':
-		if (parse_num(arg, 2, &v) || v < 1)
+		if (leap_parse_uint(arg, 10, 2, &v) || v < 1)
 			argp_error(st, "--replicas is 1 or 2");
 		a->mc.replicas = (unsigned)v;
 		break;
 	case 'd':
-		if (parse_num(arg, UINT32_MAX, &v))
+		if (leap_parse_uint(arg, 10, UINT32_MAX, &v))
 			argp_error(st, "bad --dev '%s'", arg);
 		a->mc.dev = (uint32_t)v;
 		break;
 	case OPT_STRIPE:
-		if (parse_num(arg, 1 << 20, &v) || v < 1)
+		if (leap_parse_uint(arg, 10, 1 << 20, &v) || v < 1)
 			argp_error(st, "bad --stripe '%s'", arg);
 		a->mc.stripe_pages = (uint32_t)v;
 		break;
 	case OPT_RETRY:
-		if (parse_num(arg, 3600000, &v) || v < 1)
+		if (leap_parse_uint(arg, 10, 3600000, &v) || v < 1)
 			argp_error(st, "bad --retry-ms '%s'", arg);
 		a->mc.retry_ms = (int)v;
 		break;
 	case OPT_THREADS:
-		if (parse_num(arg, 64, &v) || v < 1)
+		if (leap_parse_uint(arg, 10, 64, &v) || v < 1)
 			argp_error(st, "--threads is 1..64");
 		a->threads = (unsigned long)v;
 		break;
@@ -135,7 +126,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		a->control = arg;
 		break;
 	case OPT_CACHE:
-		if (parse_num(arg, 1 << 24, &v) || v < 1)
+		if (leap_parse_uint(arg, 10, 1 << 24, &v) || v < 1)
 			argp_error(st, "--cache-pages is 1..16777216");
 		a->cache_pages = (unsigned long)v;
 		break;
