@@ -9,6 +9,8 @@ PKGS=(
 	libcap-dev libinih-dev libjson-c-dev libcmocka-dev
 	perl gnuplot-nox util-linux procps iproute2 e2fsprogs jq python3
 	libssl-dev libclang-rt-14-dev libfuse3-dev fuse3
+	libibverbs-dev librdmacm-dev ibverbs-providers rdmacm-utils ibverbs-utils
+	nvme-cli
 )
 
 missing=()
