@@ -50,6 +50,13 @@
  *  - mm/memory.c do_swap_page(): VM_FAULT_RETRY (0x400) = it will be called
  *    again for the same fault; VM_FAULT_MAJOR (0x4) = read from swap.
  *    vmf->orig_pte holds the swap pte.
+ *  - block/blk-core.c submit_bio_noacct_nocheck(): trace_block_bio_queue(bio)
+ *    in the submitter's context; mm/page_io.c swap_read_folio_bdev_*()
+ *    submit the swap-in read from the faulting task with bi_sector =
+ *    swap_folio_sector() = the slot's byte position >> 9, and a swap
+ *    partition maps slot N to device page N (mm/swapfile.c
+ *    setup_swap_extents(): one extent from block 0 for a block device).
+ *    bio.bi_bdev since 5.12; bi_disk + bi_partno before.
  *  - arch/x86/include/asm/pgtable_64.h: swap pte = type in bits 59-63,
  *    inverted offset in bits 9-58: __swp_type(x) = x >> 59,
  *    __swp_offset(x) = ~x << 5 >> 14.  The flag bits pte_swp_clear_flags()
@@ -95,6 +102,12 @@ const volatile bool leap_swap_events_only = false;
  * costing a wake-up per fault.
  */
 const volatile __u64 leap_wake_delta_max = 0;
+/*
+ * Backend mode: the kernel dev_t (MKDEV(major, minor) = major << 20 | minor)
+ * of the block device the watched tasks swap to, whose reads give the swap
+ * offset on every hook path (leap_bio_queue); 0 = off (not loaded).
+ */
+const volatile __u32 leap_backend_dev = 0;
 
 /* Ring buffer bytes one event takes: the 8-byte record header + payload. */
 #define LEAP_EV_RECORD_BYTES ((sizeof(struct leap_event) + 8 + 7) & ~7)
@@ -495,6 +508,60 @@ int BPF_PROG(leap_swap_exit, struct vm_fault *vmf, vm_fault_t ret)
 	done = *p;
 	bpf_map_delete_elem(&leap_pending, &tid);
 	complete_fault(&done, id >> 32, tid, true);
+	return 0;
+}
+
+/* ---- backend mode: swap offsets from the device reads ------------------ */
+
+/* Before 5.12 a bio names its disk and partition, not a block_device. */
+struct bio___disk {
+	struct gendisk *bi_disk;
+	__u8 bi_partno;
+} __attribute__((preserve_access_index));
+
+static __always_inline __u32 bio_dev(struct bio *bio)
+{
+	if (bpf_core_field_exists(bio->bi_bdev))
+		return BPF_CORE_READ(bio, bi_bdev, bd_dev);
+	if (bpf_core_field_exists(((struct bio___disk *)bio)->bi_disk)) {
+		struct bio___disk *old = (struct bio___disk *)bio;
+		__u32 major = BPF_CORE_READ(old, bi_disk, major);
+		__u32 minor = BPF_CORE_READ(old, bi_disk, first_minor) +
+			      BPF_CORE_READ(old, bi_partno);
+
+		return major << 20 | minor;
+	}
+	return 0;
+}
+
+#define LEAP_REQ_OP_MASK 0xff /* REQ_OP_BITS = 8 (include/linux/blk_types.h) */
+#define LEAP_REQ_OP_READ 0
+#define LEAP_SECTORS_PER_PAGE_SHIFT (LEAP_PAGE_SHIFT - 9)
+
+/*
+ * A read of the backend device while a watched fault is in flight on this
+ * thread: that fault's swap offset.  With kernel readahead off (the
+ * agent's default in backend mode) it is the only read of the fault.
+ */
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(leap_bio_queue, struct bio *bio)
+{
+	struct leap_pending *p;
+	__u32 tid;
+
+	if (bio_dev(bio) != leap_backend_dev ||
+	    (BPF_CORE_READ(bio, bi_opf) & LEAP_REQ_OP_MASK) != LEAP_REQ_OP_READ)
+		return 0;
+	tid = (__u32)bpf_get_current_pid_tgid();
+	p = bpf_map_lookup_elem(&leap_pending, &tid);
+	if (!p)
+		return 0;
+	if (p->flags & LEAP_EV_DEV_READ) {
+		p->flags |= LEAP_EV_DEV_MULTI;
+		return 0;
+	}
+	p->flags |= LEAP_EV_DEV_READ | LEAP_EV_SWAPIN_IO;
+	p->swap_offset = BPF_CORE_READ(bio, bi_iter.bi_sector) >> LEAP_SECTORS_PER_PAGE_SHIFT;
 	return 0;
 }
 

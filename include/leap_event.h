@@ -23,6 +23,15 @@
 #define LEAP_EV_SWAPIN_IO  (1u << 3) /* a swap read was issued during the fault */
 #define LEAP_EV_FENTRY	   (1u << 4) /* produced by the fentry/fexit path */
 #define LEAP_EV_PREFETCHED (1u << 5) /* the page was in leap_prefetched */
+/*
+ * A read of the backend's swap block device (observer option backend_dev)
+ * was submitted during the fault: swap_offset is the page index of that
+ * read on the device, which for a swap partition is the swap offset.
+ */
+#define LEAP_EV_DEV_READ (1u << 6)
+/* More than one such read in one fault (kernel readahead): swap_offset is
+ * the first one's, which need not be the faulting page. */
+#define LEAP_EV_DEV_MULTI (1u << 7)
 
 /* One user page fault of a watched task, sent through the ring buffer. */
 struct leap_event {

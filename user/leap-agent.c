@@ -50,6 +50,8 @@ enum {
 	OPT_POLICY,
 	OPT_JSON,
 	OPT_INTERVAL,
+	OPT_BACKEND,
+	OPT_BACKEND_DEV,
 };
 
 struct opts {
@@ -60,7 +62,9 @@ struct opts {
 	int npids;
 	enum leap_hook hook;
 	unsigned ring_kb;
-	int kernel_ra_off;
+	int kernel_ra_off; /* -1: off in backend mode, kept otherwise */
+	const char *backend_sock;
+	const char *backend_dev;
 	bool bpf_stats;
 	bool verbose;
 	uint64_t mem_limit;
@@ -82,6 +86,12 @@ static const struct argp_option common_opts[] = {
 	 0},
 	{"bpf-stats", OPT_BPF_STATS, NULL, 0,
 	 "Measure BPF run time per event (bpf_enable_stats)", 0},
+	{"backend", OPT_BACKEND, "SOCKET", 0,
+	 "Backend mode: run the engine on swap offsets of --backend-dev and push its "
+	 "windows to this leap-swapd control socket instead of process_madvise",
+	 0},
+	{"backend-dev", OPT_BACKEND_DEV, "DEV", 0,
+	 "The swap block device leap-swapd serves (e.g. /dev/loop0); with --backend", 0},
 	{"verbose", 'v', NULL, 0, "Log more", 0},
 	{},
 };
@@ -147,6 +157,18 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_BPF_STATS:
 		o->bpf_stats = true;
+		break;
+	case OPT_BACKEND:
+		o->backend_sock = arg;
+		break;
+	case OPT_BACKEND_DEV:
+		o->backend_dev = arg;
+		break;
+	case ARGP_KEY_END:
+		if (!o->backend_sock != !o->backend_dev)
+			argp_error(state, "--backend and --backend-dev go together");
+		if (o->kernel_ra_off < 0)
+			o->kernel_ra_off = o->backend_sock != NULL;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -366,6 +388,14 @@ static void guardian_finish(struct guardian *g)
 
 /* ---- state file for `status` ------------------------------------------- */
 
+static const char *prefetch_path(const struct agent *a)
+{
+	if (a->be)
+		return a->be->fd >= 0 ? "leap-swapd" : "off (leap-swapd link lost)";
+	return a->prefetch_ok ? "process_madvise" : "off";
+}
+
+
 static void write_state(struct agent *a, const char *caps)
 {
 	json_object *o = json_object_new_object(), *ts = json_object_new_array();
@@ -373,9 +403,7 @@ static void write_state(struct agent *a, const char *caps)
 	json_object_object_add(o, "pid", json_object_new_int(getpid()));
 	json_object_object_add(o, "hook",
 			       json_object_new_string(leap_observer_hook_name(a->obs)));
-	json_object_object_add(
-		o, "prefetch",
-		json_object_new_string(a->prefetch_ok ? "process_madvise" : "off"));
+	json_object_object_add(o, "prefetch", json_object_new_string(prefetch_path(a)));
 	json_object_object_add(
 		o, "prefetch_reason",
 		json_object_new_string(a->prefetch_why ? a->prefetch_why : ""));
@@ -446,9 +474,42 @@ static uint64_t wake_delta_max(const struct agent_config *c)
 	return m;
 }
 
+/* Backend mode: the link to leap-swapd, opened while we may still open the
+ * device (its size) and before the observer (which needs its dev_t). */
+static int start_backend(struct agent *a, const struct opts *o)
+{
+	char err[512];
+	int rc;
+
+	if (!o->backend_sock)
+		return 0;
+	a->be = calloc(1, sizeof(*a->be));
+	if (!a->be)
+		return -ENOMEM;
+	rc = backend_open(a->be, o->backend_sock, o->backend_dev, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "leap-agent: backend: %s\n", err);
+		free(a->be);
+		a->be = NULL;
+		return rc;
+	}
+	backend_stat(a->be, "hits", &a->be_hits0);
+	return 0;
+}
+
+static void stop_backend(struct agent *a)
+{
+	if (!a->be)
+		return;
+	backend_close(a->be);
+	free(a->be);
+	a->be = NULL;
+}
+
 static int start_observer(struct agent *a, const struct opts *o)
 {
 	struct leap_observer_opts oo = {
+		.backend_dev = a->be ? a->be->kdev : 0,
 		.hook = o->hook,
 		.ringbuf_bytes = (o->ring_kb ? o->ring_kb : a->config.ring_kb) * 1024u,
 		/* Only misses, hits and swap faults reach us; misses and hits on
@@ -556,16 +617,20 @@ static void add_u64s(json_object *o, const struct u64_field *f, size_t n)
 		json_object_object_add(o, f[i].name, json_object_new_uint64(f[i].v));
 }
 
-/* accuracy = hits / prefetched; coverage = hits / (hits + misses). */
-static void add_rates(json_object *o, const struct leap_cg_stats *s)
+/*
+ * accuracy = hits / prefetched; coverage = hits / (hits + misses).  In
+ * backend mode a hit is still a major fault (a device read that leap-swapd
+ * serves from its cache), so swapin_misses already includes the hits.
+ */
+static void add_rates(json_object *o, const struct leap_cg_stats *s, bool backend)
 {
+	uint64_t faults = s->swapin_misses + (backend ? 0 : s->prefetch_hits);
+
 	json_object_object_add(
 		o, "accuracy",
 		json_object_new_double(ratio(s->prefetch_hits, s->prefetches)));
-	json_object_object_add(
-		o, "coverage",
-		json_object_new_double(
-			ratio(s->prefetch_hits, s->prefetch_hits + s->swapin_misses)));
+	json_object_object_add(o, "coverage",
+			       json_object_new_double(ratio(s->prefetch_hits, faults)));
 }
 
 static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
@@ -574,6 +639,11 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 	struct leap_cg_stats s;
 	json_object *o = json_object_new_object();
 
+	if (a->be) {
+		a->be_hits1 = a->be_hits0;
+		if (a->be->fd >= 0)
+			backend_stat(a->be, "hits", &a->be_hits1);
+	}
 	agent_totals(a, &s);
 	json_object_object_add(o, "wall_s", json_object_new_double(wall_s));
 	json_object_object_add(o, "hook",
@@ -597,7 +667,20 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 
 		add_u64s(o, f, sizeof(f) / sizeof(f[0]));
 	}
-	add_rates(o, &s);
+	add_rates(o, &s, a->be != NULL);
+	json_object_object_add(o, "prefetch_via", json_object_new_string(prefetch_path(a)));
+	if (a->be) {
+		const struct u64_field f[] = {
+			{"backend_queued", a->be->st.queued},
+			{"backend_dropped", a->be->st.dropped},
+			{"backend_out_of_range", a->be->st.out_of_range},
+			{"backend_errors", a->be->st.errors},
+			{"backend_ambiguous", a->c.ambiguous},
+			{"backend_cache_hits", a->be_hits1 - a->be_hits0},
+		};
+
+		add_u64s(o, f, sizeof(f) / sizeof(f[0]));
+	}
 	json_object_object_add(
 		o, "agent_cpu_us_per_event",
 		json_object_new_double(per_event_us(cpu.user + cpu.sys, a->c.events)));
@@ -702,7 +785,7 @@ static int cmd_attach(int argc, char **argv)
 		kids,
 		NULL,
 		NULL};
-	struct opts o = {.policy = -1};
+	struct opts o = {.policy = -1, .kernel_ra_off = -1};
 	struct guardian guard = {0};
 	struct agent_config cfg;
 	struct agent *a;
@@ -732,7 +815,7 @@ static int cmd_attach(int argc, char **argv)
 	if (guardian_start(&guard, NULL))
 		page_cluster_restore();
 	install_signals();
-	if (start_observer(a, &o))
+	if (start_backend(a, &o) || start_observer(a, &o))
 		goto out;
 	for (int i = 0; i < cfg.ncgroups; i++)
 		if (agent_add_cgroup(a, cfg.cgroups[i].path, &cfg.cgroups[i].policy, err,
@@ -752,14 +835,13 @@ static int cmd_attach(int argc, char **argv)
 			fprintf(stderr, "leap-agent: %s\n", err);
 			goto out;
 		}
-	if (!a->prefetch_ok)
+	if (!a->prefetch_ok && !a->be)
 		fprintf(stderr, "leap-agent: %s: observing only\n", a->prefetch_why);
 	drop_caps(caps, sizeof(caps));
 	write_state(a, caps);
 	fprintf(stderr,
 		"leap-agent: attached to %d target(s), hook %s, prefetch %s, caps %s\n",
-		a->ntargets, leap_observer_hook_name(a->obs),
-		a->prefetch_ok ? "process_madvise" : "off", caps);
+		a->ntargets, leap_observer_hook_name(a->obs), prefetch_path(a), caps);
 	t0 = (double)mono_ns() / 1e9;
 	cpu0 = cpu_now();
 	event_loop(a, 0, NULL, &o);
@@ -774,6 +856,7 @@ static int cmd_attach(int argc, char **argv)
 out:
 	unlink(STATE_FILE);
 	leap_observer_close(a->obs);
+	stop_backend(a);
 	agent_fini(a);
 	free(a);
 	guardian_finish(&guard);
@@ -798,7 +881,7 @@ static int cmd_run(int argc, char **argv)
 		kids,
 		NULL,
 		NULL};
-	struct opts o = {.policy = -1};
+	struct opts o = {.policy = -1, .kernel_ra_off = -1};
 	struct agent_config cfg;
 	struct agent_policy pol;
 	struct guardian guard = {0};
@@ -863,13 +946,13 @@ static int cmd_run(int argc, char **argv)
 		goto out;
 	}
 	install_signals();
-	if (start_observer(a, &o))
+	if (start_backend(a, &o) || start_observer(a, &o))
 		goto out;
 	if (agent_add_cgroup(a, cg.v2, &pol, err, sizeof(err))) {
 		fprintf(stderr, "leap-agent: %s\n", err);
 		goto out;
 	}
-	if (pol.mode == AGENT_MODE_LEAP && !a->prefetch_ok)
+	if (pol.mode == AGENT_MODE_LEAP && !a->prefetch_ok && !a->be)
 		fprintf(stderr, "leap-agent: %s: observing only\n", a->prefetch_why);
 	drop_caps(caps, sizeof(caps));
 	write_state(a, caps);
@@ -911,6 +994,7 @@ out:
 	unlink(STATE_FILE);
 	if (a) {
 		leap_observer_close(a->obs);
+		stop_backend(a);
 		agent_fini(a);
 		free(a);
 	}
@@ -920,8 +1004,21 @@ out:
 
 /* ---- stats ----------------------------------------------------------------- */
 
+/* Whether the running agent prefetches through leap-swapd (its state file). */
+static bool agent_in_backend_mode(void)
+{
+	json_object *state = json_object_from_file(STATE_FILE), *v;
+	bool backend = false;
+
+	if (state && json_object_object_get_ex(state, "prefetch", &v))
+		backend = !strncmp(json_object_get_string(v), "leap-swapd", 10);
+	json_object_put(state);
+	return backend;
+}
+
 static int read_stats(int fd, json_object *arr, bool json)
 {
+	bool backend = agent_in_backend_mode();
 	int shown = 0;
 
 	if (!json)
@@ -951,7 +1048,7 @@ static int read_stats(int fd, json_object *arr, bool json)
 
 				add_u64s(o, f, sizeof(f) / sizeof(f[0]));
 			}
-			add_rates(o, &s);
+			add_rates(o, &s, backend);
 			json_object_array_add(arr, o);
 		} else {
 			printf("%-5u %-10llu %12llu %12llu %12llu %10llu %12llu %12llu "
@@ -965,7 +1062,8 @@ static int read_stats(int fd, json_object *arr, bool json)
 			       (unsigned long long)s.prefetch_hits,
 			       100 * ratio(s.prefetch_hits, s.prefetches),
 			       100 * ratio(s.prefetch_hits,
-					   s.prefetch_hits + s.swapin_misses));
+					   s.swapin_misses +
+						   (backend ? 0 : s.prefetch_hits)));
 		}
 	}
 	return shown;

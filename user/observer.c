@@ -20,6 +20,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -162,10 +163,11 @@ static const char *swap_read_fn(const struct btf *vmlinux)
 }
 
 static void set_autoload(struct leap_observer_bpf *skel, enum leap_hook hook,
-			 const char *read_fn)
+			 const char *read_fn, bool backend)
 {
 	bool fentry = hook == LEAP_HOOK_FENTRY;
 
+	bpf_program__set_autoload(skel->progs.leap_bio_queue, backend);
 	bpf_program__set_autoload(skel->progs.leap_pf_user, !fentry);
 	bpf_program__set_autoload(skel->progs.leap_pf_kernel, !fentry);
 	bpf_program__set_autoload(skel->progs.leap_memcg_ev, !fentry);
@@ -203,7 +205,7 @@ static int probe_fentry(const struct btf *vmlinux, const char *read_fn, char *wh
 		snprintf(why, len, "open: %s", strerror(-err));
 		return err;
 	}
-	set_autoload(skel, LEAP_HOOK_FENTRY, read_fn);
+	set_autoload(skel, LEAP_HOOK_FENTRY, read_fn, false);
 	/* The probe copy needs no real ring. */
 	bpf_map__set_max_entries(skel->maps.leap_events, (__u32)page);
 	g_libbpf_quiet = true;
@@ -471,6 +473,16 @@ static int ring_sample(void *ctx, void *data, size_t size)
 	return obs->on_event(obs->event_ctx, data);
 }
 
+__u32 leap_observer_kdev(unsigned long long rdev)
+{
+	unsigned int ma = major(rdev), mi = minor(rdev);
+
+	/* include/linux/kdev_t.h: MINORBITS 20, dev_t 32 bits. */
+	if (ma >= (1u << 12) || mi >= (1u << 20))
+		return 0;
+	return (__u32)ma << 20 | mi;
+}
+
 static bool power_of_two(__u32 x)
 {
 	return x && !(x & (x - 1));
@@ -574,7 +586,8 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 		leap_log(LEAP_LOG_ERROR, "opening the BPF object: %s", strerror(-err));
 		goto fail;
 	}
-	set_autoload(obs->skel, obs->hook, read_fn);
+	set_autoload(obs->skel, obs->hook, read_fn, opts->backend_dev != 0);
+	obs->skel->rodata->leap_backend_dev = opts->backend_dev;
 	obs->skel->rodata->leap_agent_tgid =
 		opts->self_tgid ? opts->self_tgid : (__u32)getpid();
 	if (opts->ringbuf_bytes)

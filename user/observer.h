@@ -77,6 +77,12 @@ struct leap_observer_opts {
 	/* A major fault wakes the reader at once only within this many pages
 	 * of its stream's previous fault; 0 = always. */
 	__u64 wake_delta_max;
+	/*
+	 * Backend mode: the block device the watched tasks swap to, as a
+	 * kernel dev_t (leap_observer_kdev()); reads of it during a fault set
+	 * LEAP_EV_DEV_READ and the swap offset on every hook path.  0 = off.
+	 */
+	__u32 backend_dev;
 	/* Never watched (the agent itself); 0 = getpid(). */
 	__u32 self_tgid;
 	/* Pin directory; NULL = LEAP_PIN_DIR.  Its parent must be (or, for
@@ -105,6 +111,10 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 
 /* Detaches, unpins, removes the pin directory and frees; NULL is fine. */
 void leap_observer_close(struct leap_observer *obs);
+
+/* A userspace dev_t (st_rdev) in the kernel's MKDEV encoding, 0 if it does
+ * not fit (major >= 4096 or minor >= 2^20). */
+__u32 leap_observer_kdev(unsigned long long rdev);
 
 /* "fentry" or "tracepoint". */
 const char *leap_observer_hook_name(const struct leap_observer *obs);

@@ -8,12 +8,7 @@
 # processes at once, and once more while one of the two servers is killed:
 # every run must exit 0.
 #
-# Safety (docs/backend.md, design.md section 3): the daemons run outside the
-# limited cgroup, in their own session (a timeout killing this test's
-# process group must not take them down while swap sits on them); the FUSE
-# mount is checked before the loop device is attached (a loop over tmpfs
-# wedges the machine); teardown swapoffs first, and stops the daemons only
-# if swapoff and the loop detach succeeded.
+# The backend's set-up and its safety rules: tests/lib/backend.sh.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -38,104 +33,21 @@ tmpfs | ramfs | overlayfs) skip_all "$FX_SWAP_DIR is memory-backed" ;;
 esac
 
 fixture_init
-tmp=$FX_STATE
-mnt=$FX_SWAP_DIR/$FX_TAG-mnt
-echo "$mnt" >"$tmp/mnt"
-head -c 48 /dev/urandom | base64 >"$tmp/secret"
-chmod 600 "$tmp/secret"
+# shellcheck source=tests/lib/backend.sh
+. "$root/tests/lib/backend.sh"
+backend_init || bail_out "backend_init failed"
+tmp=$BK_DIR
+mnt=$BK_MNT
 
-# The whole backend comes down here, in order, however the test ends.
-backend_teardown()
-{
-	local loop mnt pid i ok=1
-	loop=$(cat "$FX_STATE/loop" 2>/dev/null)
-	mnt=$(cat "$FX_STATE/mnt")
-	if [ -n "$loop" ]; then
-		if grep -q "^$loop " /proc/swaps; then
-			for i in 1 2 3; do
-				swapoff "$loop" && break
-				sleep 1
-			done
-		fi
-		if grep -q "^$loop " /proc/swaps; then
-			ok=0
-		else
-			losetup -d "$loop" 2>/dev/null
-			for i in 1 2 3 4 5; do
-				losetup "$loop" >/dev/null 2>&1 || break
-				sleep 0.2
-			done
-			losetup "$loop" 2>/dev/null | grep -qF "$mnt/" && ok=0
-		fi
-	fi
-	if [ "$ok" = 0 ]; then
-		echo "# backend-swap: $loop still in use: leaving leap-swapd and leap-memd" \
-			"running (pids in $FX_STATE/daemons) so its pages stay readable" >&2
-		cp "$FX_STATE/daemons" "/var/tmp/$FX_TAG-daemons" 2>/dev/null
-		return 1
-	fi
-	for pid in $(cat "$FX_STATE/daemons" 2>/dev/null); do
-		kill -TERM "$pid" 2>/dev/null
-	done
-	for ((i = 0; i < 50; i++)); do
-		pid=
-		for pid in $(cat "$FX_STATE/daemons" 2>/dev/null); do
-			kill -0 "$pid" 2>/dev/null && break
-			pid=
-		done
-		[ -z "$pid" ] && break
-		sleep 0.1
-	done
-	for pid in $(cat "$FX_STATE/daemons" 2>/dev/null); do
-		kill -KILL "$pid" 2>/dev/null
-	done
-	mountpoint -q "$mnt" && umount -l "$mnt"
-	rmdir "$mnt" 2>/dev/null
-	return 0
-}
-: >"$tmp/daemons"
-fixture_register backend_teardown
-
-# Daemons in their own session, tracked only by backend_teardown.
-start_memd()
-{
-	local name=$1 addr=${2:-127.0.0.1:0} i
-	rm -f "$tmp/$name.port"
-	setsid "$MEMD" --size 320M --listen "$addr" --port-file "$tmp/$name.port" \
-		--secret-file "$tmp/secret" </dev/null 2>>"$tmp/$name.log" &
-	eval "${name}_pid=$!"
-	echo "$!" >>"$tmp/daemons"
-	for ((i = 0; i < 50; i++)); do
-		[ -s "$tmp/$name.port" ] && break
-		sleep 0.1
-	done
-	eval "${name}_addr=$(cat "$tmp/$name.port" 2>/dev/null)"
-	[ -s "$tmp/$name.port" ]
-}
-
-start_memd A || bail_out "leap-memd A did not start: $(cat "$tmp/A.log")"
-start_memd B || bail_out "leap-memd B did not start: $(cat "$tmp/B.log")"
-mkdir "$mnt" || bail_out "cannot create $mnt"
-setsid "$SWAPD" --mount "$mnt" --size 256M -s "$A_addr" -s "$B_addr" -r 2 \
-	--retry-ms 1000 --secret-file "$tmp/secret" --control "$tmp/ctl" --cache-pages 4096 \
-	</dev/null 2>"$tmp/swapd.log" &
-swapd_pid=$!
-echo "$swapd_pid" >>"$tmp/daemons"
-for ((i = 0; i < 50; i++)); do
-	[ "$(stat -f -c %T "$mnt" 2>/dev/null)" = fuseblk ] && [ -f "$mnt/swap" ] && break
-	sleep 0.1
-done
-[ "$(stat -f -c %T "$mnt" 2>/dev/null)" = fuseblk ] && mountpoint -q "$mnt" ||
-	bail_out "leap-swapd did not mount $mnt: $(cat "$tmp/swapd.log")"
+backend_memd A || bail_out "leap-memd A did not start"
+backend_memd B || bail_out "leap-memd B did not start"
+backend_swapd 256M -r 2 --cache-pages 4096 || bail_out "leap-swapd did not start"
 pass "leap-swapd serves $mnt/swap ($(stat -c %s "$mnt/swap") bytes, mode $(stat -c %a "$mnt/swap"))"
 like "$(cat "$tmp/swapd.log")" "serving" "leap-swapd started (it is not in a limited memcg)"
 
-# A loop device with direct I/O: no page cache copy of swapped pages.
-loop=$(losetup --direct-io=on --show -f "$mnt/swap") || bail_out "losetup failed"
-echo "$loop" >"$tmp/loop"
+backend_swapon || bail_out "loop device, mkswap or swapon failed"
+loop=$BK_LOOP
 is "$(cat "/sys/block/${loop#/dev/}/loop/dio")" 1 "$loop uses direct I/O"
-mkswap -q "$loop" >/dev/null || bail_out "mkswap $loop failed"
-swapon -p 32767 "$loop" || bail_out "swapon $loop failed"
 top=$(awk 'NR > 1 {print $5, $1}' /proc/swaps | sort -n | tail -1 | cut -d' ' -f2)
 is "$top" "$loop" "$loop is the highest-priority swap"
 note "$(cat /proc/swaps)"
@@ -143,13 +55,7 @@ note "$(cat /proc/swaps)"
 # run_wl PATTERN TAG [HANDLE]: leap-workload in a 48M memcg (HANDLE, or a new
 # one).  Concurrent runs get handles made beforehand: the fixture's counter
 # for names is not safe against concurrent memcg_create calls.
-send_ctl()
-{
-	timeout -k 5 20 python3 -c '
-import socket, sys
-s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
-s.sendall(sys.argv[2].encode() + b"\n"); print(s.makefile().readline().strip())' "$tmp/ctl" "$1"
-}
+send_ctl() { backend_ctl "$1"; }
 
 run_wl()
 {
@@ -270,7 +176,7 @@ note "$(grep -v '^leap-swapd: warning' "$tmp/swapd.log" | tail -5)"
 # B comes back empty while a workload's pages sit in swap; leap-swapd copies
 # every single-copy page back to it; then A dies and the workload reads its
 # whole footprint (and swapoff everything left) from B alone.
-start_memd B "$B_addr" || bail_out "leap-memd B did not restart"
+backend_memd B "$B_addr" || bail_out "leap-memd B did not restart"
 h=$(memcg_create 48M) || bail_out "memcg_create failed"
 rm -f "$tmp/ready" "$tmp/go"
 memcg_run_timeout 100 "$h" "$WL" --pattern stride:16 --footprint 128M \
@@ -280,10 +186,7 @@ for ((i = 0; i < 300; i++)); do
 	[ -e "$tmp/ready" ] && break
 	sleep 0.1
 done
-stat_ctl()
-{
-	send_ctl STATS | tr ' ' '\n' | sed -n "s/^$1=//p"
-}
+stat_ctl() { backend_stat "$1"; }
 for ((i = 0; i < 100; i++)); do
 	[ "$(stat_ctl under_replicated)" = 0 ] && [ "$(stat_ctl resilvered)" -gt 0 ] && break
 	sleep 0.2

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "backend.h"
 #include "config.h"
 #include "leap/engine.h"
 #include "observer.h"
@@ -37,6 +38,7 @@ struct agent_counters {
 	uint64_t lookaheads;  /* windows issued by a hit on a marker */
 	uint64_t prefetched;  /* pages issued */
 	uint64_t exited;      /* processes seen gone */
+	uint64_t ambiguous;   /* backend mode: several device reads in one fault */
 };
 
 struct agent {
@@ -44,6 +46,10 @@ struct agent {
 	struct leap_observer *obs;
 	struct leap_table streams;
 	struct prefetcher pf;
+	/* Backend mode (NULL: process_madvise): the engine runs on the swap
+	 * offsets of the backend device's reads and pushes windows there. */
+	struct backend *be;
+	uint64_t be_hits0, be_hits1; /* leap-swapd's cache hits at start and end */
 	bool prefetch_ok; /* the kernel takes process_madvise(WILLNEED) */
 	const char *prefetch_why;
 	struct agent_target targets[AGENT_MAX_TARGETS];

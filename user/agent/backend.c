@@ -1,0 +1,328 @@
+// SPDX-License-Identifier: MIT
+/*
+ * leap-agent's link to leap-swapd's control socket (see backend.h).  One
+ * blocking request/reply per engine window: leap-swapd only queues the
+ * slots before it answers (its fetch thread does the network I/O), so a
+ * command costs a round trip over a Unix socket, not a remote read.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/fs.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "backend.h"
+
+#define BACKEND_LINE_MAX 4096 /* replies are one short line */
+
+/* Room for "PREFETCH" and LEAP_PW_LIMIT-sized windows of 20-digit slots. */
+#define BACKEND_CMD_MAX (16 + 1024 * 21)
+
+size_t backend_format_prefetch(char *buf, size_t len, const uint64_t *slots, uint32_t n)
+{
+	size_t off;
+	int w;
+
+	w = snprintf(buf, len, "PREFETCH");
+	if (w < 0 || (size_t)w >= len)
+		return 0;
+	off = (size_t)w;
+	for (uint32_t i = 0; i < n; i++) {
+		w = snprintf(buf + off, len - off, " %" PRIu64, slots[i]);
+		if (w < 0 || (size_t)w >= len - off)
+			return 0;
+		off += (size_t)w;
+	}
+	if (off + 1 >= len)
+		return 0;
+	buf[off++] = '\n';
+	buf[off] = '\0';
+	return off;
+}
+
+int backend_parse_stat(const char *line, const char *key, uint64_t *v)
+{
+	size_t klen = strlen(key);
+	const char *p;
+
+	if (strncmp(line, "OK", 2) || (line[2] != ' ' && line[2] != '\0' && line[2] != '\n'))
+		return -EPROTO;
+	for (p = line + 2; (p = strstr(p, key)); p += klen) {
+		char *end;
+		unsigned long long x;
+
+		/* whole key: preceded by a space, followed by '=' */
+		if (p[-1] != ' ' || p[klen] != '=')
+			continue;
+		errno = 0;
+		x = strtoull(p + klen + 1, &end, 10);
+		if (errno || end == p + klen + 1 ||
+		    (*end != ' ' && *end != '\n' && *end != '\0'))
+			return -EPROTO;
+		*v = x;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int backend_parse_reply(const char *line, uint64_t *queued, uint64_t *dropped)
+{
+	if (backend_parse_stat(line, "queued", queued) ||
+	    backend_parse_stat(line, "dropped", dropped))
+		return -EPROTO;
+	return 0;
+}
+
+static void backend_break(struct backend *b)
+{
+	if (b->fd >= 0)
+		close(b->fd);
+	b->fd = -1;
+	b->st.errors++;
+}
+
+/* Sends one command line and reads the one reply line into reply. */
+static int backend_call(struct backend *b, const char *cmd, size_t len, char *reply,
+			size_t rlen)
+{
+	size_t off = 0, got = 0;
+
+	if (b->fd < 0)
+		return -ENOTCONN;
+	while (off < len) {
+		ssize_t w = send(b->fd, cmd + off, len - off, MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			int e = w < 0 ? -errno : -EPIPE;
+
+			backend_break(b);
+			return e;
+		}
+		off += (size_t)w;
+	}
+	for (;;) {
+		struct pollfd pfd = {.fd = b->fd, .events = POLLIN};
+		char *nl;
+		ssize_t r;
+		int pr = poll(&pfd, 1, BACKEND_TIMEOUT_MS);
+
+		if (pr < 0 && errno == EINTR)
+			continue;
+		if (pr <= 0) {
+			backend_break(b);
+			return pr == 0 ? -ETIMEDOUT : -errno;
+		}
+		r = recv(b->fd, reply + got, rlen - 1 - got, 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			int e = r < 0 ? -errno : -ECONNRESET;
+
+			backend_break(b);
+			return e;
+		}
+		got += (size_t)r;
+		reply[got] = '\0';
+		nl = memchr(reply, '\n', got);
+		if (nl) {
+			/* One command in flight: nothing may follow the reply. */
+			if ((size_t)(nl - reply) + 1 != got) {
+				backend_break(b);
+				return -EPROTO;
+			}
+			*nl = '\0';
+			return 0;
+		}
+		if (got == rlen - 1) {
+			backend_break(b);
+			return -EPROTO;
+		}
+	}
+}
+
+/* Is dev a swap area in use?  /proc/swaps names it by path. */
+static bool in_proc_swaps(const char *dev)
+{
+	char line[512], name[400];
+	char want[PATH_MAX];
+	bool found = false;
+	FILE *f = fopen("/proc/swaps", "re");
+
+	if (!f)
+		return false;
+	if (!realpath(dev, want))
+		snprintf(want, sizeof(want), "%s", dev);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%399s", name) == 1 && !strcmp(name, want))
+			found = true;
+	fclose(f);
+	return found;
+}
+
+int backend_open(struct backend *b, const char *sock_path, const char *dev, char *err,
+		 size_t errlen)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	struct stat st;
+	uint64_t bytes = 0, v;
+	char reply[BACKEND_LINE_MAX];
+	int fd, rc;
+
+	memset(b, 0, sizeof(*b));
+	b->fd = -1;
+	snprintf(b->dev, sizeof(b->dev), "%s", dev);
+	if (strlen(sock_path) >= sizeof(sa.sun_path)) {
+		snprintf(err, errlen, "backend socket path too long: %s", sock_path);
+		return -ENAMETOOLONG;
+	}
+	snprintf(b->path, sizeof(b->path), "%s", sock_path);
+	if (stat(dev, &st)) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: %s", dev, strerror(errno));
+		return rc;
+	}
+	if (!S_ISBLK(st.st_mode)) {
+		snprintf(err, errlen, "%s: not a block device", dev);
+		return -ENOTBLK;
+	}
+	fd = open(dev, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || ioctl(fd, BLKGETSIZE64, &bytes)) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: size: %s", dev, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return rc;
+	}
+	close(fd);
+	if (!in_proc_swaps(dev)) {
+		snprintf(err, errlen, "%s is not in use as swap (see /proc/swaps)", dev);
+		return -EINVAL;
+	}
+	b->dev_pages = bytes / 4096;
+	/* kernel dev_t: include/linux/kdev_t.h, 12-bit major, 20-bit minor */
+	b->kdev = major(st.st_rdev) << 20 | minor(st.st_rdev);
+	b->pushed = calloc(BACKEND_PUSHED_SLOTS, sizeof(*b->pushed));
+	if (!b->pushed) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "socket: %s", strerror(errno));
+		goto fail;
+	}
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sock_path);
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		rc = -errno;
+		snprintf(err, errlen, "leap-swapd control socket %s: %s", sock_path,
+			 strerror(errno));
+		close(fd);
+		goto fail;
+	}
+	b->fd = fd;
+	/* A STATS round trip proves it is leap-swapd's control socket. */
+	rc = backend_call(b, "STATS\n", 6, reply, sizeof(reply));
+	if (rc == 0 && backend_parse_stat(reply, "cache_pages", &v))
+		rc = -EPROTO;
+	if (rc) {
+		snprintf(err, errlen, "%s does not answer as a leap-swapd control socket (%s)",
+			 sock_path, rc == -EPROTO ? "unexpected reply" : strerror(-rc));
+		goto fail;
+	}
+	b->st.errors = 0;
+	return 0;
+fail:
+	backend_close(b);
+	return rc;
+}
+
+void backend_close(struct backend *b)
+{
+	if (b->fd >= 0)
+		close(b->fd);
+	b->fd = -1;
+	free(b->pushed);
+	b->pushed = NULL;
+}
+
+static uint32_t pushed_index(uint64_t slot)
+{
+	/* Fibonacci hashing: neighbouring slots land far apart. */
+	return (uint32_t)((slot * 0x9E3779B97F4A7C15ULL) >> 48) & (BACKEND_PUSHED_SLOTS - 1);
+}
+
+bool backend_take_pushed(struct backend *b, uint64_t slot)
+{
+	uint64_t *e;
+
+	if (!b->pushed)
+		return false;
+	e = &b->pushed[pushed_index(slot)];
+	if (*e != slot + 1)
+		return false;
+	*e = 0;
+	b->st.hits++;
+	return true;
+}
+
+int backend_prefetch(struct backend *b, const uint64_t *slots, uint32_t n)
+{
+	static char cmd[BACKEND_CMD_MAX];
+	uint64_t valid[1024], queued = 0, dropped = 0;
+	char reply[BACKEND_LINE_MAX];
+	uint32_t m = 0;
+	size_t len;
+	int rc;
+
+	if (b->fd < 0)
+		return -ENOTCONN;
+	for (uint32_t i = 0; i < n && m < 1024; i++) {
+		if (slots[i] == 0 || slots[i] >= b->dev_pages) {
+			b->st.out_of_range++;
+			continue;
+		}
+		valid[m++] = slots[i];
+	}
+	if (m == 0)
+		return 0;
+	len = backend_format_prefetch(cmd, sizeof(cmd), valid, m);
+	if (len == 0)
+		return -E2BIG;
+	b->st.commands++;
+	rc = backend_call(b, cmd, len, reply, sizeof(reply));
+	if (rc)
+		return rc;
+	if (backend_parse_reply(reply, &queued, &dropped) || queued + dropped != m) {
+		/* An ERR line: our batch was refused whole (the device shrank?). */
+		b->st.errors++;
+		return -EPROTO;
+	}
+	b->st.queued += queued;
+	b->st.dropped += dropped;
+	/* Which were dropped is not said: remember all.  A dropped slot that
+	 * is read later counts as a hit for the engine's window sizing;
+	 * leap-swapd's own hit counter (backend_stat "hits") is the exact one. */
+	for (uint32_t i = 0; i < m; i++)
+		b->pushed[pushed_index(valid[i])] = valid[i] + 1;
+	return (int)queued;
+}
+
+int backend_stat(struct backend *b, const char *key, uint64_t *v)
+{
+	char reply[BACKEND_LINE_MAX];
+	int rc = backend_call(b, "STATS\n", 6, reply, sizeof(reply));
+
+	return rc ? rc : backend_parse_stat(reply, key, v);
+}

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * leap-agent's backend mode: the engine runs on swap offsets of the
+ * backend's swap device (what leap-swapd sees, and what Leap itself
+ * tracked in the kernel) and its windows go to leap-swapd's prefetch cache
+ * through the control socket (user/swapd/control.c: "PREFETCH SLOT..." ->
+ * "OK queued=N dropped=M"), instead of process_madvise.
+ */
+#ifndef LEAP_AGENT_BACKEND_H
+#define LEAP_AGENT_BACKEND_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Recently pushed slots remembered to recognise hits (direct-mapped). */
+#define BACKEND_PUSHED_SLOTS (1u << 16)
+/* Reply wait for one command; leap-swapd answers after queueing only. */
+#define BACKEND_TIMEOUT_MS 2000
+
+struct backend_stats {
+	uint64_t commands;     /* PREFETCH lines sent */
+	uint64_t queued;       /* slots leap-swapd queued */
+	uint64_t dropped;      /* slots it dropped (its queue was full) */
+	uint64_t out_of_range; /* candidates beyond the device: never sent */
+	uint64_t hits;	       /* device reads of a slot we had pushed */
+	uint64_t errors;       /* failed commands (the link is then closed) */
+};
+
+struct backend {
+	int fd;		    /* control socket, -1 once broken */
+	char path[108];	    /* for messages */
+	uint32_t kdev;	    /* the swap device, kernel dev_t encoding */
+	char dev[64];	    /* its path, for messages */
+	uint64_t dev_pages; /* slots 1..dev_pages-1 are valid (0: swap header) */
+	uint64_t *pushed;   /* slot + 1 per entry, 0 = empty */
+	struct backend_stats st;
+};
+
+/*
+ * Connects to leap-swapd's control socket and checks that dev is a block
+ * device in use as swap; 0, or -errno with a reason in err.
+ */
+int backend_open(struct backend *b, const char *sock_path, const char *dev, char *err,
+		 size_t errlen);
+void backend_close(struct backend *b);
+
+/*
+ * Pushes these slots (device page indices) to the prefetch cache; out of
+ * range ones are skipped (the control protocol refuses a whole batch for
+ * one bad slot).  Slots are remembered for backend_take_pushed().  Returns
+ * slots queued (>= 0) or -errno when the link broke (then closed: later
+ * calls return -ENOTCONN).
+ */
+int backend_prefetch(struct backend *b, const uint64_t *slots, uint32_t n);
+
+/* Whether slot was pushed since it was last taken; forgets it. */
+bool backend_take_pushed(struct backend *b, uint64_t slot);
+
+/*
+ * One counter from leap-swapd's STATS line (e.g. "hits"); 0 and *v set, or
+ * -errno (-ENOENT: no such key).
+ */
+int backend_stat(struct backend *b, const char *key, uint64_t *v);
+
+/* Pure helpers, unit-tested. */
+/* Formats "PREFETCH s1 s2 ...\n" into buf; bytes written, or 0 if too small. */
+size_t backend_format_prefetch(char *buf, size_t len, const uint64_t *slots, uint32_t n);
+/* Parses "OK queued=N dropped=M"; 0, or -EPROTO (an "ERR ..." line too). */
+int backend_parse_reply(const char *line, uint64_t *queued, uint64_t *dropped);
+/* Value of key=value in a STATS reply; 0 or -ENOENT / -EPROTO. */
+int backend_parse_stat(const char *line, const char *key, uint64_t *v);
+
+#endif
