@@ -21,3 +21,6 @@ $(BIN)/leap-agent: user/leap-agent.c $(AGENT_OBJS) $(OBSERVER_OBJS) $(LIBLEAP) \
 		$(LIBLEAP) $(OBSERVER_LIBS) -linih -ljson-c -lcap
 
 ALL_BINS += $(BIN)/leap-agent
+
+UNIT_SRC_test_backend := user/agent/backend.c
+UNIT_LIBS_test_backend := -lpthread

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# leap-timeout: 240
+# SPDX-License-Identifier: MIT
+# leap-agent's backend mode on real swap through the remote backend: the
+# engine runs on the swap offsets of the backend device's reads and pushes
+# its windows to leap-swapd's prefetch cache (user/agent/backend.c).
+# leap-workload checksums every page; each run must exit 0.  Also: bad
+# arguments, a control socket that is not leap-swapd, and one that breaks
+# in the middle of a run (the agent goes on observing, the data stays
+# intact).
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/lib/fixture.sh
+. "$root/tests/lib/fixture.sh"
+
+require_root
+AGENT=$root/bin/leap-agent
+WL=$root/bin/leap-workload
+for b in "$AGENT" "$WL" "$root/bin/leap-memd" "$root/bin/leap-swapd"; do
+	[ -x "$b" ] || bail_out "$b not built (run make)"
+done
+[ -c /dev/fuse ] || skip_all "no /dev/fuse"
+[ -d /sys/fs/cgroup/memory ] || skip_all "no memory cgroup controller"
+[ -d /sys/fs/bpf ] || skip_all "no bpffs"
+command -v jq >/dev/null || bail_out "jq missing (make deps)"
+
+fixture_init
+# shellcheck source=tests/lib/backend.sh
+. "$root/tests/lib/backend.sh"
+backend_init || bail_out "backend_init failed"
+tmp=$BK_DIR
+# The server holds the whole device: slots freed by the kernel stay
+# stored until overwritten (no discard on this path).
+backend_memd A 127.0.0.1:0 600M || bail_out "leap-memd did not start"
+backend_swapd 512M --cache-pages 4096 || bail_out "leap-swapd did not start"
+backend_swapon || bail_out "loop device, mkswap or swapon failed"
+loop=$BK_LOOP
+pass "backend swap on $loop ($(awk -v d="$loop" '$1 == d {print $3}' /proc/swaps) KiB)"
+
+# agent ROW-NAME AGENT-ARGS... -- WORKLOAD-ARGS...: one leap-agent run.
+agent()
+{
+	local name=$1
+	shift
+	local -a a=()
+	while [ "$1" != -- ]; do a+=("$1"); shift; done
+	shift
+	run_timeout 150 "$AGENT" run --memory-limit 48M "${a[@]}" --json "$tmp/$name.json" \
+		-- "$WL" --footprint 128M "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
+}
+j() { jq -r ".$2" "$tmp/$1.json"; }
+
+# ---- bad arguments ----------------------------------------------------------
+run_timeout 20 "$AGENT" run --backend "$BK_CTL" -- true >/dev/null 2>"$tmp/e1"
+is "$?" 64 "--backend without --backend-dev is a usage error"
+like "$(cat "$tmp/e1")" "go together" "... saying they go together"
+run_timeout 20 "$AGENT" run --backend "$BK_CTL" --backend-dev /dev/null -- true 2>"$tmp/e2"
+isnt "$?" 0 "a character device is refused"
+like "$(cat "$tmp/e2")" "not a block device" "... as not a block device"
+spare=$(losetup -f)
+run_timeout 20 "$AGENT" run --backend "$BK_CTL" --backend-dev "$spare" -- true 2>"$tmp/e3"
+isnt "$?" 0 "a block device that is not swap is refused"
+like "$(cat "$tmp/e3")" "not in use as swap|No such device|size" "... with the reason: $(head -c 120 "$tmp/e3")"
+run_timeout 20 "$AGENT" run --backend "$tmp/nosuch.sock" --backend-dev "$loop" -- true 2>"$tmp/e4"
+isnt "$?" 0 "a missing control socket is refused"
+like "$(cat "$tmp/e4")" "control socket .*nosuch.sock" "... naming it"
+# A Unix socket that answers something else.
+python3 - "$tmp/liar.sock" <<'PY' &
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+c, _ = s.accept(); c.recv(100); c.sendall(b"HELLO I AM NOT SWAPD\n"); c.close()
+PY
+liar=$!
+fixture_track_pid "$liar"
+for ((i = 0; i < 50; i++)); do [ -S "$tmp/liar.sock" ] && break; sleep 0.1; done
+run_timeout 20 "$AGENT" run --backend "$tmp/liar.sock" --backend-dev "$loop" -- true 2>"$tmp/e5"
+isnt "$?" 0 "a socket that is not leap-swapd's is refused"
+like "$(cat "$tmp/e5")" "does not answer as a leap-swapd control socket" "... with that reason"
+wait "$liar" 2>/dev/null
+
+# ---- stride:16, off then backend mode -------------------------------------
+pc0=$(cat /proc/sys/vm/page-cluster)
+agent off --policy off --kernel-readahead off -- --pattern stride:16
+is "$?" 0 "stride:16 without prefetch: exit 0, every page verified"
+h0=$(backend_stat hits)
+agent be --policy leap --backend "$BK_CTL" --backend-dev "$loop" -- --pattern stride:16
+is "$?" 0 "stride:16 in backend mode: exit 0, every page verified" ||
+	diag "$(tail -5 "$tmp/be.err")"
+h1=$(backend_stat hits)
+is "$(j be prefetch_via)" leap-swapd "the agent prefetched through leap-swapd"
+is "$(cat /proc/sys/vm/page-cluster)" "$pc0" "vm.page-cluster restored after the run (backend mode sets 0)"
+majors=$(j be swapin_misses)
+cmp_ok "$(j be backend_queued)" '>' 1000 "windows of swap offsets queued at leap-swapd: $(j be backend_queued)"
+cmp_ok $((h1 - h0)) '>' $((majors / 2)) \
+	"leap-swapd served $((h1 - h0)) of $majors swap-ins from its prefetch cache"
+is "$(j be backend_cache_hits)" $((h1 - h0)) "the agent reports leap-swapd's own hit count"
+cmp_ok "$(j be backend_ambiguous)" -lt 100 "swap-ins with several device reads: $(j be backend_ambiguous) (kernel readahead is off)"
+is "$(j be backend_errors)" 0 "no control-socket error"
+note "off: $(grep -o 'wall_s=[0-9.]* .*majflt=[0-9]*' "$tmp/off.out")"
+note "backend: $(grep -o 'wall_s=[0-9.]* .*majflt=[0-9]*' "$tmp/be.out")" \
+	"accuracy $(j be accuracy) coverage $(j be coverage)"
+
+# ---- random: no trend, little prefetch -------------------------------------
+agent rnd --policy leap --backend "$BK_CTL" --backend-dev "$loop" -- --pattern random
+is "$?" 0 "random in backend mode: exit 0, every page verified"
+cmp_ok "$(j rnd prefetched)" -lt $(($(j rnd swapin_misses) / 10)) \
+	"random: $(j rnd prefetched) pages prefetched for $(j rnd swapin_misses) swap-ins"
+
+# ---- the link breaks mid-run ---------------------------------------------------
+# A proxy in front of the control socket that closes after a few commands.
+python3 - "$tmp/proxy.sock" "$BK_CTL" <<'PY' &
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1)
+c, _ = s.accept()
+u = socket.socket(socket.AF_UNIX); u.connect(sys.argv[2])
+cf, uf = c.makefile("rb"), u.makefile("rb")
+for _ in range(40):
+    line = cf.readline()
+    if not line:
+        break
+    u.sendall(line); c.sendall(uf.readline())
+c.close(); u.close()
+PY
+proxy=$!
+fixture_track_pid "$proxy"
+for ((i = 0; i < 50; i++)); do [ -S "$tmp/proxy.sock" ] && break; sleep 0.1; done
+agent brk --policy leap --backend "$tmp/proxy.sock" --backend-dev "$loop" -- --pattern stride:16
+is "$?" 0 "control link cut mid-run: the workload still exits 0 with every page verified"
+like "$(cat "$tmp/brk.err")" "backend prefetching stopped, observing only" "the agent says it stopped"
+is "$(j brk prefetch_via)" "off (leap-swapd link lost)" "... and its summary says so"
+wait "$proxy" 2>/dev/null
+
+backend_teardown
+ok $? "swapoff, loop detached, daemons stopped"
+like "$(grep 'leap-swapd: reads=' "$tmp/swapd.log")" "errors=0 .*io_errors=0" \
+	"leap-swapd served everything without an I/O error"
+is "$(fixture_leftovers)" "" "nothing left behind"
+done_testing
