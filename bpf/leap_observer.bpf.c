@@ -534,8 +534,8 @@ static __always_inline __u32 bio_dev(struct bio *bio)
 	return 0;
 }
 
-#define LEAP_REQ_OP_MASK 0xff /* REQ_OP_BITS = 8 (include/linux/blk_types.h) */
-#define LEAP_REQ_OP_READ 0
+#define LEAP_REQ_OP_MASK	    0xff /* REQ_OP_BITS = 8 (include/linux/blk_types.h) */
+#define LEAP_REQ_OP_READ	    0
 #define LEAP_SECTORS_PER_PAGE_SHIFT (LEAP_PAGE_SHIFT - 9)
 
 /*
@@ -561,7 +561,8 @@ int BPF_PROG(leap_bio_queue, struct bio *bio)
 		return 0;
 	}
 	p->flags |= LEAP_EV_DEV_READ | LEAP_EV_SWAPIN_IO;
-	p->swap_offset = BPF_CORE_READ(bio, bi_iter.bi_sector) >> LEAP_SECTORS_PER_PAGE_SHIFT;
+	p->swap_offset =
+		BPF_CORE_READ(bio, bi_iter.bi_sector) >> LEAP_SECTORS_PER_PAGE_SHIFT;
 	return 0;
 }
 

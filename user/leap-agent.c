@@ -395,7 +395,6 @@ static const char *prefetch_path(const struct agent *a)
 	return a->prefetch_ok ? "process_madvise" : "off";
 }
 
-
 static void write_state(struct agent *a, const char *caps)
 {
 	json_object *o = json_object_new_object(), *ts = json_object_new_array();
@@ -668,7 +667,8 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 		add_u64s(o, f, sizeof(f) / sizeof(f[0]));
 	}
 	add_rates(o, &s, a->be != NULL);
-	json_object_object_add(o, "prefetch_via", json_object_new_string(prefetch_path(a)));
+	json_object_object_add(o, "prefetch_via",
+			       json_object_new_string(prefetch_path(a)));
 	if (a->be) {
 		const struct u64_field f[] = {
 			{"backend_queued", a->be->st.queued},

@@ -27,7 +27,8 @@ static void format_prefetch(void **state)
 	assert_string_equal(buf, "PREFETCH 1 22 18446744073709551615\n");
 	/* Too small: nothing, never a truncated command. */
 	assert_int_equal(backend_format_prefetch(buf, 20, slots, 3), 0);
-	assert_int_equal(backend_format_prefetch(buf, 10, slots, 0), strlen("PREFETCH\n"));
+	assert_int_equal(backend_format_prefetch(buf, 10, slots, 0),
+			 strlen("PREFETCH\n"));
 }
 
 static void parse_reply(void **state)

@@ -252,7 +252,8 @@ static int backend_event(struct agent *a, struct agent_target *t,
 		record_latency(a, ev);
 	} else if (rc < 0 && a->be->fd < 0) {
 		fprintf(stderr,
-			"leap-agent: leap-swapd control socket %s: %s; backend prefetching "
+			"leap-agent: leap-swapd control socket %s: %s; backend "
+			"prefetching "
 			"stopped, observing only\n",
 			a->be->path, strerror(-rc));
 	} else if (rc < 0) {

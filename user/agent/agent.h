@@ -50,7 +50,7 @@ struct agent {
 	 * offsets of the backend device's reads and pushes windows there. */
 	struct backend *be;
 	uint64_t be_hits0, be_hits1; /* leap-swapd's cache hits at start and end */
-	bool prefetch_ok; /* the kernel takes process_madvise(WILLNEED) */
+	bool prefetch_ok;	     /* the kernel takes process_madvise(WILLNEED) */
 	const char *prefetch_why;
 	struct agent_target targets[AGENT_MAX_TARGETS];
 	int ntargets;

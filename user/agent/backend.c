@@ -54,7 +54,8 @@ int backend_parse_stat(const char *line, const char *key, uint64_t *v)
 	size_t klen = strlen(key);
 	const char *p;
 
-	if (strncmp(line, "OK", 2) || (line[2] != ' ' && line[2] != '\0' && line[2] != '\n'))
+	if (strncmp(line, "OK", 2) ||
+	    (line[2] != ' ' && line[2] != '\0' && line[2] != '\n'))
 		return -EPROTO;
 	for (p = line + 2; (p = strstr(p, key)); p += klen) {
 		char *end;
@@ -237,7 +238,8 @@ int backend_open(struct backend *b, const char *sock_path, const char *dev, char
 	if (rc == 0 && backend_parse_stat(reply, "cache_pages", &v))
 		rc = -EPROTO;
 	if (rc) {
-		snprintf(err, errlen, "%s does not answer as a leap-swapd control socket (%s)",
+		snprintf(err, errlen,
+			 "%s does not answer as a leap-swapd control socket (%s)",
 			 sock_path, rc == -EPROTO ? "unexpected reply" : strerror(-rc));
 		goto fail;
 	}
@@ -260,7 +262,8 @@ void backend_close(struct backend *b)
 static uint32_t pushed_index(uint64_t slot)
 {
 	/* Fibonacci hashing: neighbouring slots land far apart. */
-	return (uint32_t)((slot * 0x9E3779B97F4A7C15ULL) >> 48) & (BACKEND_PUSHED_SLOTS - 1);
+	return (uint32_t)((slot * 0x9E3779B97F4A7C15ULL) >> 48) &
+	       (BACKEND_PUSHED_SLOTS - 1);
 }
 
 bool backend_take_pushed(struct backend *b, uint64_t slot)
