@@ -91,6 +91,7 @@ bench: all
 	$(MAKE) --no-print-directory bench-engine
 	$(MAKE) --no-print-directory bench-sim
 	$(MAKE) --no-print-directory bench-swap
+	$(MAKE) --no-print-directory bench-backend
 
 check-unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
 	bash tests/run-tests $(UNIT_BINS) $(UNIT_SAN_BINS)

@@ -3,7 +3,7 @@
 # Root only.  Arguments through BENCH_SWAP_ARGS, e.g.
 #   make bench-swap BENCH_SWAP_ARGS="--footprint 512 --reps 5"
 # The agent is built too when its fragment provides bin/leap-agent.
-.PHONY: bench-swap bench-swap-quick
+.PHONY: bench-swap bench-swap-quick bench-backend
 BENCH_SWAP_ARGS ?=
 
 bench-swap:
@@ -13,3 +13,12 @@ bench-swap:
 bench-swap-quick:
 	$(MAKE) $(BIN)/leap-workload $(filter $(BIN)/leap-agent,$(ALL_BINS))
 	bash tools/bench-swap.sh --quick $(BENCH_SWAP_ARGS)
+
+# The remote swap backend (docs/backend.md): page-in latency of a
+# prefetch-cache hit, a fetch from leap-memd and a file on the root
+# filesystem; stride:16 with swap on the backend (rows b, c0, e).
+BENCH_BACKEND_ARGS ?=
+bench-backend:
+	$(MAKE) $(BIN)/leap-workload $(BIN)/leap-memd $(BIN)/leap-swapd \
+		$(filter $(BIN)/leap-agent,$(ALL_BINS))
+	bash tools/bench-backend.sh $(BENCH_BACKEND_ARGS)

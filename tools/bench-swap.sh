@@ -11,10 +11,14 @@
 #   c0    leap-agent run --policy leap at page-cluster=0 (Leap alone; optional)
 #   off   leap-agent run --policy off (the agent's set-up cost; optional)
 #   d     oracle: leap-workload --oracle N under Linux default readahead
+#   e     leap-agent run --backend (needs --swap backend): the engine on swap
+#         offsets, windows pushed to leap-swapd's prefetch cache (pc=0)
 # Rows a, b, d run in a fresh v1 memory cgroup from tests/lib/fixture.sh;
 # agent rows let `leap-agent run --memory-limit` make its own.  Swap is a
 # preallocated file on the root filesystem (async block I/O, so Linux's
-# readahead is active).  Reports medians: wall time of the measured pass,
+# readahead is active), or with --swap backend the remote swap backend
+# (tests/lib/backend.sh: leap-memd on loopback, leap-swapd, a direct-I/O
+# loop device).  Reports medians: wall time of the measured pass,
 # ratio to row b, major faults (swap-in misses), and the agent's accuracy
 # and coverage.  Table on stdout, CSVs in bench/out/.
 #
@@ -39,6 +43,7 @@ OUTDIR=$root/bench/out
 WL=$root/bin/leap-workload
 AGENT=$root/bin/leap-agent
 EXTRA_WL_ARGS=()
+SWAP=file
 
 usage()
 {
@@ -58,13 +63,15 @@ Usage: tools/bench-swap.sh [OPTION...]
   --compute-ns NS         passed to leap-workload (work between accesses)
   --timeout S             per-run limit in seconds (default $RUN_TIMEOUT)
   --out DIR               output directory (default bench/out)
+  --swap file|backend     swap on a file on the root filesystem (default) or on
+                          leap-swapd + leap-memd (enables row e)
 EOF
 }
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--footprint | --limits | --workloads | --rows | --reps | --passes | --oracle | --agent | \
-		--agent-page-cluster | --compute-ns | --timeout | --out)
+		--agent-page-cluster | --compute-ns | --timeout | --out | --swap)
 		[ $# -ge 2 ] || {
 			echo "bench-swap: $1 needs a value" >&2
 			exit 1
@@ -89,6 +96,7 @@ while [ $# -gt 0 ]; do
 	--compute-ns) EXTRA_WL_ARGS+=(--compute-ns "$2") && shift ;;
 	--timeout) RUN_TIMEOUT=$2 && shift ;;
 	--out) OUTDIR=$2 && shift ;;
+	--swap) SWAP=$2 && shift ;;
 	-h | --help)
 		usage
 		exit 0
@@ -115,6 +123,13 @@ for p in $PCTS; do
 		exit 1
 	}
 done
+case $SWAP in
+file | backend) ;;
+*)
+	echo "bench-swap: --swap takes file or backend, not '$SWAP'" >&2
+	exit 1
+	;;
+esac
 [ "$(id -u)" -eq 0 ] || {
 	echo "bench-swap: needs root (swapon, cgroups, vm.page-cluster)" >&2
 	exit 1
@@ -131,7 +146,11 @@ rows=()
 for r in $ROWS; do
 	case $r in
 	a | b | d) rows+=("$r") ;;
-	c | c0 | off)
+	c | c0 | off | e)
+		if [ "$r" = e ] && [ "$SWAP" != backend ]; then
+			echo "bench-swap: row e needs --swap backend" >&2
+			exit 1
+		fi
 		if [ $have_agent = 1 ]; then
 			rows+=("$r")
 		else
@@ -139,7 +158,7 @@ for r in $ROWS; do
 		fi
 		;;
 	*)
-		echo "bench-swap: unknown row '$r' (a b c c0 off d)" >&2
+		echo "bench-swap: unknown row '$r' (a b c c0 off d e)" >&2
 		exit 1
 		;;
 	esac
@@ -154,6 +173,7 @@ row_label()
 	c0) echo "leap-agent (pc=0)" ;;
 	off) echo "agent policy off (pc=3)" ;;
 	d) echo "oracle $ORACLE (pc=3)" ;;
+	e) echo "leap-agent backend (pc=0)" ;;
 	esac
 }
 
@@ -176,7 +196,19 @@ work=$FX_STATE
 
 # Swap: the whole footprint plus room for the swap cache's duplicates.
 swap_mib=$((FOOTPRINT_MIB * 2 + 64))
-swap=$(swap_file_on "$swap_mib") || exit 1
+if [ "$SWAP" = file ]; then
+	swap=$(swap_file_on "$swap_mib") || exit 1
+else
+	# shellcheck source=tests/lib/backend.sh
+	. "$root/tests/lib/backend.sh"
+	# The server holds every slot the device has (no discard on this path).
+	{ backend_init && backend_memd A 127.0.0.1:0 $((swap_mib + 64))M &&
+		backend_swapd "${swap_mib}M" --cache-pages 4096 && backend_swapon; } || {
+		echo "bench-swap: the backend did not come up" >&2
+		exit 1
+	}
+	swap=$BK_LOOP
+fi
 pc_orig=$(cat /proc/sys/vm/page-cluster)
 
 echo "rep,workload,limit_pct,limit_bytes,row,page_cluster,disturbed,exit,errors,wall_s,majflt,minflt," \
@@ -195,7 +227,7 @@ run_row()
 	local -a wlcmd
 	limit=$((FOOTPRINT_MIB * pct / 100))M
 	case $row in
-	a | c0) pc=0 ;;
+	a | c0 | e) pc=0 ;;
 	c) pc=$AGENT_PC ;;
 	esac
 	page_cluster_set "$pc" || return 1
@@ -216,9 +248,12 @@ run_row()
 		;;
 	*)
 		local policy=leap
+		local -a extra=()
 		[ "$row" = off ] && policy=off
+		[ "$row" = e ] && extra=(--backend "$BK_CTL" --backend-dev "$BK_LOOP")
 		timeout --kill-after=5 "$RUN_TIMEOUT" "$AGENT" run --memory-limit "$limit" \
-			--policy "$policy" --bpf-stats --json "$ajson" -- "${wlcmd[@]}" >"$out" 2>"$err" &
+			--policy "$policy" --bpf-stats "${extra[@]}" --json "$ajson" -- "${wlcmd[@]}" \
+			>"$out" 2>"$err" &
 		local pid=$!
 		fixture_track_pid "$pid"
 		wait_through_signals "$pid"
@@ -272,7 +307,7 @@ nruns=$((REPS * $(wc -w <<<"$WORKLOADS") * $(wc -w <<<"$PCTS") * ${#rows[@]}))
 {
 	echo "bench-swap: $(uname -r), $(nproc) cpus, footprint ${FOOTPRINT_MIB} MiB," \
 		"limits ${PCTS// /% }% of it, $REPS reps, $PASSES pass(es), $nruns runs"
-	echo "bench-swap: swap file $swap (${swap_mib} MiB, $(stat -f -c %T "$(dirname "$swap")"))," \
+	echo "bench-swap: swap $SWAP $swap (${swap_mib} MiB, $(stat -f -c %T "$(dirname "$swap")"))," \
 		"vma_ra_enabled=$(cat /sys/kernel/mm/swap/vma_ra_enabled 2>/dev/null)," \
 		"page-cluster was $pc_orig"
 	echo "bench-swap: other swap: $(awk 'NR > 1 {print $1}' /proc/swaps | grep -vF "$swap" |

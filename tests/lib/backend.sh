@@ -10,7 +10,8 @@
 #   backend_swapd SIZE [ARGS...]     leap-swapd over every server started so far
 #                                    (ARGS: -r 2, --cache-pages N, ...), with its
 #                                    control socket at $BK_CTL; sets swapd_pid
-#   backend_swapon                   loop device (BK_LOOP), mkswap, swapon
+#   backend_loop                     the loop device over the file (BK_LOOP)
+#   backend_swapon                   backend_loop, mkswap, swapon
 #   backend_ctl "CMD"                one control-socket command, its reply line
 #   backend_stat KEY                 one counter of leap-swapd's STATS
 #   backend_teardown                 swapoff, loop detach, daemons, unmount
@@ -144,11 +145,16 @@ backend_swapd()
 	}
 }
 
-backend_swapon()
+backend_loop()
 {
 	# Direct I/O: no page-cache copy of swapped pages.
 	BK_LOOP=$(losetup --direct-io=on --show -f "$BK_MNT/swap") || return 1
 	echo "$BK_LOOP" >"$BK_DIR/loop"
+}
+
+backend_swapon()
+{
+	backend_loop || return 1
 	mkswap -q "$BK_LOOP" >/dev/null || return 1
 	swapon -p 32767 "$BK_LOOP"
 }
