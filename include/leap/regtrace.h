@@ -1,0 +1,5 @@
+/* SPDX-License-Identifier: MIT */
+/* placeholder */
+#ifndef LEAP_REGTRACE_H
+#define LEAP_REGTRACE_H
+#endif
