@@ -1,0 +1,309 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The classic registration-cache bug, proved absent: register a buffer,
+ * munmap it, map new memory at the same address, look it up: with the
+ * userfaultfd monitor it must be a miss (a new registration), and the
+ * checking backend verifies that the handle returned belongs to the mapping
+ * that is there now.  Without the monitor the same sequence hits the stale
+ * registration and the checker catches it (the control: the check can fail).
+ *
+ * The checking backend records, per handle, what "the NIC" would be bound
+ * to: the mapping's inode (each buffer here is its own memfd, so a new
+ * mapping has a new inode; anonymous memory has inode 0) and a tag the test
+ * writes at the start of each new buffer.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "engine_test.h"
+#include "leap/reg.h"
+
+#define PG   4096ULL
+#define NBUF (16 * PG)
+
+struct checker {
+	uint64_t ino[64], tag[64], addr[64];
+	uint64_t next;
+};
+
+/* The inode of the mapping holding addr (from /proc/self/maps), or -1. */
+static int64_t mapping_inode(uint64_t addr)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	int64_t ino = -1;
+
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, off, inode;
+		char perms[8], dev[16];
+
+		if (sscanf(line, "%llx-%llx %7s %llx %15s %llu", &lo, &hi, perms, &off, dev,
+			   &inode) == 6 &&
+		    addr >= lo && addr < hi) {
+			ino = (int64_t)inode;
+			break;
+		}
+	}
+	fclose(f);
+	return ino;
+}
+
+static int chk_reg(void *ctx, uint64_t addr, uint64_t len, struct leap_reg_key *key)
+{
+	struct checker *c = ctx;
+	int64_t ino = mapping_inode(addr);
+
+	if (ino < 0 || c->next >= 64 || len == 0)
+		return -EFAULT;
+	c->ino[c->next] = (uint64_t)ino;
+	c->tag[c->next] = *(volatile uint64_t *)(uintptr_t)addr;
+	c->addr[c->next] = addr;
+	key->handle = c->next++;
+	key->lkey = key->rkey = (uint32_t)key->handle;
+	return 0;
+}
+
+static void chk_dereg(void *ctx, const struct leap_reg_span *s, size_t n)
+{
+	(void)ctx;
+	(void)s;
+	(void)n;
+}
+
+/* Does handle h belong to the memory mapped at its address now? */
+static bool chk_current(struct checker *c, uint64_t h)
+{
+	int64_t ino = mapping_inode(c->addr[h]);
+
+	return ino >= 0 && (uint64_t)ino == c->ino[h] &&
+	       *(volatile uint64_t *)(uintptr_t)c->addr[h] == c->tag[h];
+}
+
+/* A fresh buffer: its own memfd (shared) or anonymous, tagged. */
+static void *map_buf(void *at, bool memfd, uint64_t tag)
+{
+	int fd = -1, flags = MAP_SHARED;
+	void *p;
+
+	if (memfd) {
+		fd = memfd_create("leap-reg-test", MFD_CLOEXEC);
+		assert_true(fd >= 0);
+		assert_int_equal(ftruncate(fd, NBUF), 0);
+	} else {
+		flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	}
+	if (at)
+		flags |= MAP_FIXED_NOREPLACE;
+	p = mmap(at, NBUF, PROT_READ | PROT_WRITE, flags, fd, 0);
+	assert_true(p != MAP_FAILED);
+	if (at)
+		assert_ptr_equal(p, at);
+	if (fd >= 0)
+		close(fd);
+	memset(p, 0x5a, NBUF);
+	*(uint64_t *)p = tag;
+	return p;
+}
+
+static struct leap_reg_monitor *start_monitor(void)
+{
+	struct leap_reg_monitor *m = NULL;
+	int err = leap_reg_monitor_start(&m);
+
+	if (err == -EPERM && geteuid() != 0) {
+		/* Only without root and vm.unprivileged_userfaultfd = 0. */
+		return NULL;
+	}
+	assert_int_equal(err, 0);
+	return m;
+}
+
+/* munmap + new mapping at the same address, with and without the monitor. */
+static void stale_after_remap(bool memfd, bool monitored)
+{
+	struct leap_reg_config cfg = {.policy = LEAP_REG_MRRC, .page_size = PG};
+	struct checker chk = {0};
+	struct leap_reg_ops ops = {chk_reg, chk_dereg, &chk};
+	struct leap_reg_monitor *m = NULL;
+	struct leap_reg_cache *c = leap_reg_cache_new(&cfg, &ops);
+	struct leap_reg_ref ref;
+	struct leap_reg_stats st;
+	void *buf;
+
+	assert_non_null(c);
+	if (monitored) {
+		struct leap_reg_watch w;
+
+		m = start_monitor();
+		if (!m) {
+			leap_reg_cache_free(c);
+			skip();
+		}
+		leap_reg_monitor_hooks(m, &w);
+		leap_reg_cache_set_watch(c, &w);
+	}
+	buf = map_buf(NULL, memfd, 1111);
+	assert_int_equal(leap_reg_get(c, (uintptr_t)buf, NBUF, &ref), 0);
+	assert_int_equal(ref.cls, LEAP_REG_MISS);
+	assert_true(chk_current(&chk, ref.segs[0].key.handle));
+	leap_reg_put(c, &ref);
+
+	assert_int_equal(munmap(buf, NBUF), 0);
+	assert_ptr_equal(map_buf(buf, memfd, 2222), buf);
+
+	assert_int_equal(leap_reg_get(c, (uintptr_t)buf + 100, PG, &ref), 0);
+	if (monitored) {
+		assert_int_equal(ref.cls, LEAP_REG_MISS);
+		assert_int_equal(ref.segs[0].key.handle, 1);
+		assert_true(chk_current(&chk, ref.segs[0].key.handle));
+		leap_reg_cache_stats(c, &st);
+		assert_int_equal(st.invalidations, 1);
+		assert_true(leap_reg_monitor_events(m) >= 1);
+	} else {
+		/* the bug the monitor prevents, caught by the checker */
+		assert_int_equal(ref.cls, LEAP_REG_CONTAINED);
+		assert_false(chk_current(&chk, ref.segs[0].key.handle));
+	}
+	leap_reg_put(c, &ref);
+	leap_reg_cache_free(c);
+	leap_reg_monitor_stop(m);
+	munmap(buf, NBUF);
+}
+
+static void test_remap_memfd(void **state)
+{
+	(void)state;
+	stale_after_remap(true, true);
+}
+
+static void test_remap_anon(void **state)
+{
+	(void)state;
+	stale_after_remap(false, true);
+}
+
+static void test_control_without_monitor(void **state)
+{
+	(void)state;
+	stale_after_remap(true, false);
+	stale_after_remap(false, false);
+}
+
+/*
+ * madvise(MADV_DONTNEED) discards anonymous pages (the next touch maps fresh
+ * zero pages): the cached registration must go; mremap moves the memory
+ * away: likewise.  An unmap of memory the cache never registered changes
+ * nothing, and a write to watched memory never blocks on the monitor.
+ */
+static void test_dontneed_and_mremap(void **state)
+{
+	struct leap_reg_config cfg = {.policy = LEAP_REG_MRRC, .page_size = PG};
+	struct leap_reg_fake fake;
+	struct leap_reg_ops ops;
+	struct leap_reg_monitor *m = start_monitor();
+	struct leap_reg_cache *c;
+	struct leap_reg_watch w;
+	struct leap_reg_ref ref;
+	struct leap_reg_stats st;
+	char *buf, *other, *moved;
+	(void)state;
+
+	if (!m)
+		skip();
+	leap_reg_fake_init(&fake, PG);
+	leap_reg_fake_ops(&fake, &ops);
+	c = leap_reg_cache_new(&cfg, &ops);
+	assert_non_null(c);
+	leap_reg_monitor_hooks(m, &w);
+	leap_reg_cache_set_watch(c, &w);
+	buf = map_buf(NULL, false, 1);
+	other = map_buf(NULL, false, 2);
+
+	assert_int_equal(leap_reg_get(c, (uintptr_t)buf, 4 * PG, &ref), 0);
+	leap_reg_put(c, &ref);
+	assert_int_equal(leap_reg_get(c, (uintptr_t)buf + 8 * PG, 4 * PG, &ref), 0);
+	leap_reg_put(c, &ref);
+	buf[100] = 7; /* watched, writable: must not block */
+	munmap(other, NBUF);
+	assert_int_equal(madvise(buf + PG, PG, MADV_DONTNEED), 0);
+	assert_int_equal(leap_reg_get(c, (uintptr_t)buf, 4 * PG, &ref), 0);
+	assert_int_equal(ref.cls, LEAP_REG_MISS);
+	leap_reg_put(c, &ref);
+	assert_int_equal(leap_reg_get(c, (uintptr_t)buf + 8 * PG, 4 * PG, &ref), 0);
+	assert_int_equal(ref.cls, LEAP_REG_HIT); /* untouched by the madvise */
+	leap_reg_put(c, &ref);
+
+	moved = mremap(buf + 8 * PG, 4 * PG, 4 * PG, MREMAP_MAYMOVE | MREMAP_FIXED,
+		       map_buf(NULL, false, 3));
+	assert_true(moved != MAP_FAILED);
+	leap_reg_poll(c);
+	leap_reg_cache_stats(c, &st);
+	assert_int_equal(st.invalidations, 2);
+	assert_int_equal(st.entries, 1);
+	assert_int_equal(fake.pinned_bytes, 4 * PG);
+
+	leap_reg_cache_free(c);
+	leap_reg_monitor_stop(m);
+	assert_int_equal(fake.errors, 0);
+	assert_int_equal(fake.pinned_bytes, 0);
+	leap_reg_fake_fini(&fake);
+	munmap(buf, NBUF);
+	munmap(moved, NBUF);
+}
+
+/*
+ * A range the monitor cannot watch (nothing is mapped there; UFFDIO_REGISTER
+ * fails) is served uncached: used once, deregistered at put.
+ */
+static void test_unwatchable_uncached(void **state)
+{
+	struct leap_reg_config cfg = {.policy = LEAP_REG_MRRC, .page_size = PG};
+	struct leap_reg_fake fake;
+	struct leap_reg_ops ops;
+	struct leap_reg_monitor *m = start_monitor();
+	struct leap_reg_cache *c;
+	struct leap_reg_watch w;
+	struct leap_reg_ref ref;
+	struct leap_reg_stats st;
+	char *buf;
+	(void)state;
+
+	if (!m)
+		skip();
+	leap_reg_fake_init(&fake, PG);
+	leap_reg_fake_ops(&fake, &ops);
+	c = leap_reg_cache_new(&cfg, &ops);
+	assert_non_null(c);
+	leap_reg_monitor_hooks(m, &w);
+	leap_reg_cache_set_watch(c, &w);
+	buf = map_buf(NULL, false, 1);
+	munmap(buf, NBUF);
+	assert_int_equal(leap_reg_get(c, (uintptr_t)buf, 4 * PG, &ref), 0);
+	leap_reg_put(c, &ref);
+	leap_reg_cache_stats(c, &st);
+	assert_int_equal(st.uncached, 1);
+	assert_int_equal(st.entries, 0);
+	assert_int_equal(fake.pinned_bytes, 0);
+	leap_reg_cache_free(c);
+	leap_reg_monitor_stop(m);
+	leap_reg_fake_fini(&fake);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_remap_memfd),
+		cmocka_unit_test(test_remap_anon),
+		cmocka_unit_test(test_control_without_monitor),
+		cmocka_unit_test(test_dontneed_and_mremap),
+		cmocka_unit_test(test_unwatchable_uncached),
+	};
+
+	return cmocka_run_group_tests_name("reg_monitor", tests, NULL, NULL);
+}
