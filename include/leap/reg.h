@@ -71,15 +71,15 @@ struct leap_reg_stats {
 	uint64_t reg_bytes;	/* bytes registered in total */
 	uint64_t evictions;	/* regions evicted for capacity */
 	uint64_t invalidations; /* regions dropped because their memory went away */
-	uint64_t merges;	/* overlaps needing > max_segs pieces: re-registered whole */
-	uint64_t uncached;	/* served by a registration the cache could not keep */
-	uint64_t moves;		/* Firehose move requests served */
-	uint64_t victim_hits;	/* Firehose pins served from the victim FIFO */
-	uint64_t shared_pins;	/* Firehose pins of a region another client holds */
-	uint64_t refused;	/* Firehose requests over the client's share */
-	uint64_t pinned_bytes;	/* registered now */
-	uint64_t pinned_peak;	/* the most ever registered at once */
-	uint64_t entries;	/* cached regions now */
+	uint64_t merges;   /* overlaps needing > max_segs pieces: re-registered whole */
+	uint64_t uncached; /* served by a registration the cache could not keep */
+	uint64_t moves;	   /* Firehose move requests served */
+	uint64_t victim_hits;  /* Firehose pins served from the victim FIFO */
+	uint64_t shared_pins;  /* Firehose pins of a region another client holds */
+	uint64_t refused;      /* Firehose requests over the client's share */
+	uint64_t pinned_bytes; /* registered now */
+	uint64_t pinned_peak;  /* the most ever registered at once */
+	uint64_t entries;      /* cached regions now */
 };
 
 /* Prints the statistics as one "key=value ..." line (STATS replies). */
@@ -193,11 +193,11 @@ struct leap_reg_fake {
 	double reg_us, dereg_us;	       /* modelled time so far */
 	uint64_t regs, deregs, reg_pages, dereg_pages;
 	uint64_t pinned_bytes, pinned_peak;
-	uint64_t errors;     /* dereg of a handle that is not live */
-	int64_t fail_in;     /* > 0: the fail_in-th next reg fails with -EIO */
+	uint64_t errors; /* dereg of a handle that is not live */
+	int64_t fail_in; /* > 0: the fail_in-th next reg fails with -EIO */
 	uint64_t next_handle;
-	uint8_t *live;	     /* live[h]: handle h is registered */
-	uint64_t *live_len;  /* its length, to check dereg spans */
+	uint8_t *live;	    /* live[h]: handle h is registered */
+	uint64_t *live_len; /* its length, to check dereg spans */
 	uint64_t live_cap;
 };
 

@@ -41,14 +41,14 @@ enum leap_regtrace_kind {
 	LEAP_GEN_SLIDING, /* a window sliding by less than its size: overlaps */
 	LEAP_GEN_RANDOM,  /* random ranges of random sizes */
 	LEAP_GEN_OVERLAP, /* buffers referenced whole, in part, and grown */
-	LEAP_GEN_CLIENTS, /* clients with hot sets; client 0 roams everything */
+	LEAP_GEN_CLIENTS, /* clients with hot sets; client 0 streams through all */
 	LEAP_GEN_UNMAP,	  /* repeat, with buffers freed and mapped again */
 };
 
 struct leap_regtrace_gen {
 	enum leap_regtrace_kind kind;
-	uint64_t ops;	  /* records to produce */
-	uint64_t space;	  /* addresses in [base, base + space) */
+	uint64_t ops;	/* records to produce */
+	uint64_t space; /* addresses in [base, base + space) */
 	uint64_t base;
 	uint64_t max_len; /* longest reference */
 	uint64_t page;	  /* alignment of buffers */

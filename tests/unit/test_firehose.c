@@ -64,8 +64,11 @@ static int op(struct fx *f, struct leap_fh_client *cl, uint32_t id, uint64_t add
 
 static void test_config(void **state)
 {
-	struct leap_fh_config cfg = {.base = BASE, .size = 64 * RS, .region_size = RS,
-				     .budget = 8 * RS, .max_clients = 2};
+	struct leap_fh_config cfg = {.base = BASE,
+				     .size = 64 * RS,
+				     .region_size = RS,
+				     .budget = 8 * RS,
+				     .max_clients = 2};
 	struct leap_reg_fake fake;
 	struct leap_reg_ops ops;
 	struct leap_fh_server *s;
@@ -198,8 +201,8 @@ static void test_refusals(void **state)
 	assert_int_equal(leap_fh_server_move(f.s, id, NULL, 0, pin, 1, keys, &unpinned),
 			 -EINVAL); /* already held */
 	/* a full share may still move: unpin 2, pin 2 */
-	assert_int_equal(leap_fh_server_move(f.s, id, pin, 2, pin + 4, 2, keys, &unpinned),
-			 0);
+	assert_int_equal(
+		leap_fh_server_move(f.s, id, pin, 2, pin + 4, 2, keys, &unpinned), 0);
 	assert_int_equal(leap_fh_server_move(f.s, id, NULL, 0, pin, 1, keys, &unpinned),
 			 -EDQUOT);
 	leap_fh_server_stats(f.s, &st);

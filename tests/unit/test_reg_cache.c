@@ -49,12 +49,12 @@ static void get_ok(struct fx *f, uint64_t addr, uint64_t len, struct leap_reg_re
 	assert_int_equal(ref->nsegs, nsegs);
 	/* the segments tile the request in order, each with a live key */
 	for (unsigned i = 0; i < ref->nsegs; i++) {
-		assert_int_equal(ref->segs[i].addr, i ? ref->segs[i - 1].addr +
-								ref->segs[i - 1].len
-						       : addr);
+		assert_int_equal(ref->segs[i].addr,
+				 i ? ref->segs[i - 1].addr + ref->segs[i - 1].len : addr);
 		assert_true(leap_reg_fake_live(&f->fake, ref->segs[i].key.handle));
 	}
-	assert_int_equal(ref->segs[nsegs - 1].addr + ref->segs[nsegs - 1].len, addr + len);
+	assert_int_equal(ref->segs[nsegs - 1].addr + ref->segs[nsegs - 1].len,
+			 addr + len);
 }
 
 static void test_classes(void **state)
@@ -318,8 +318,8 @@ static void test_random_model(void **state)
 				leap_reg_put(f.c, &held[k]);
 				held[k] = held[--nheld];
 			} else {
-				leap_reg_invalidate(f.c, (uint64_t)(rand_r(&seed) % 1024) * 512,
-						    PG);
+				leap_reg_invalidate(
+					f.c, (uint64_t)(rand_r(&seed) % 1024) * 512, PG);
 			}
 			leap_reg_cache_stats(f.c, &st);
 			assert_int_equal(st.pinned_bytes, f.fake.pinned_bytes);
@@ -334,7 +334,8 @@ static void test_random_model(void **state)
 		while (nheld)
 			leap_reg_put(f.c, &held[--nheld]);
 		leap_reg_cache_stats(f.c, &st);
-		assert_int_equal(st.lookups, st.hits + st.contained + st.overlaps + st.misses);
+		assert_int_equal(st.lookups,
+				 st.hits + st.contained + st.overlaps + st.misses);
 		assert_true(st.pinned_peak <= cfg.max_bytes + 8 * 25 * PG);
 		fx_fini(&f);
 	}
@@ -342,7 +343,8 @@ static void test_random_model(void **state)
 
 static void test_stats_format(void **state)
 {
-	struct leap_reg_stats st = {.lookups = 3, .hits = 1, .moves = 7, .pinned_bytes = 4096};
+	struct leap_reg_stats st = {
+		.lookups = 3, .hits = 1, .moves = 7, .pinned_bytes = 4096};
 	char buf[512], tiny[8];
 	(void)state;
 

@@ -43,8 +43,8 @@ static int64_t mapping_inode(uint64_t addr)
 		unsigned long long lo, hi, off, inode;
 		char perms[8], dev[16];
 
-		if (sscanf(line, "%llx-%llx %7s %llx %15s %llu", &lo, &hi, perms, &off, dev,
-			   &inode) == 6 &&
+		if (sscanf(line, "%llx-%llx %7s %llx %15s %llu", &lo, &hi, perms, &off,
+			   dev, &inode) == 6 &&
 		    addr >= lo && addr < hi) {
 			ino = (int64_t)inode;
 			break;
@@ -85,21 +85,27 @@ static bool chk_current(struct checker *c, uint64_t h)
 	       *(volatile uint64_t *)(uintptr_t)c->addr[h] == c->tag[h];
 }
 
-/* A fresh buffer: its own memfd (shared) or anonymous, tagged. */
-static void *map_buf(void *at, bool memfd, uint64_t tag)
+static int new_memfd(void)
 {
-	int fd = -1, flags = MAP_SHARED;
+	int fd = memfd_create("leap-reg-test", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, NBUF), 0);
+	return fd;
+}
+
+/*
+ * A tagged buffer over fd (its own memfd, shared) or anonymous (fd < 0),
+ * anywhere (at NULL), at a free address (MAP_FIXED_NOREPLACE), or replacing
+ * what is there in one step (replace: MAP_FIXED).  Takes fd.
+ */
+static void *map_at(void *at, int fd, bool replace, uint64_t tag)
+{
+	int flags = fd >= 0 ? MAP_SHARED : MAP_PRIVATE | MAP_ANONYMOUS;
 	void *p;
 
-	if (memfd) {
-		fd = memfd_create("leap-reg-test", MFD_CLOEXEC);
-		assert_true(fd >= 0);
-		assert_int_equal(ftruncate(fd, NBUF), 0);
-	} else {
-		flags = MAP_PRIVATE | MAP_ANONYMOUS;
-	}
 	if (at)
-		flags |= MAP_FIXED_NOREPLACE;
+		flags |= replace ? MAP_FIXED : MAP_FIXED_NOREPLACE;
 	p = mmap(at, NBUF, PROT_READ | PROT_WRITE, flags, fd, 0);
 	assert_true(p != MAP_FAILED);
 	if (at)
@@ -109,6 +115,18 @@ static void *map_buf(void *at, bool memfd, uint64_t tag)
 	memset(p, 0x5a, NBUF);
 	*(uint64_t *)p = tag;
 	return p;
+}
+
+static void *map_buf(void *at, bool memfd, uint64_t tag)
+{
+	return map_at(at, memfd ? new_memfd() : -1, false, tag);
+}
+
+static void noop_range(void *arg, uint64_t addr, uint64_t len)
+{
+	(void)arg;
+	(void)addr;
+	(void)len;
 }
 
 static struct leap_reg_monitor *start_monitor(void)
@@ -121,11 +139,31 @@ static struct leap_reg_monitor *start_monitor(void)
 		return NULL;
 	}
 	assert_int_equal(err, 0);
+	{
+		/* Warm the monitor thread up: its first event makes sanitizer
+		 * runtimes map per-thread memory, which could land in the hole
+		 * a test's munmap leaves before the test maps it again.  The
+		 * munmap returns only once the thread has read the event. */
+		struct leap_reg_watch w;
+		void *p = mmap(NULL, PG, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		assert_true(p != MAP_FAILED);
+		leap_reg_monitor_hooks(m, &w);
+		assert_int_equal(w.watch(w.ctx, (uintptr_t)p, PG), 0);
+		munmap(p, PG);
+		assert_int_equal(leap_reg_monitor_events(m), 1);
+		w.drain(w.ctx, noop_range, NULL);
+	}
 	return m;
 }
 
-/* munmap + new mapping at the same address, with and without the monitor. */
-static void stale_after_remap(bool memfd, bool monitored)
+/*
+ * New memory at the registered buffer's address, with and without the
+ * monitor: munmap then mmap there (replace = false), or mmap(MAP_FIXED) over
+ * it in one step (replace = true; the kernel unmaps the old memory inside).
+ */
+static void stale_after_remap(bool memfd, bool monitored, bool replace)
 {
 	struct leap_reg_config cfg = {.policy = LEAP_REG_MRRC, .page_size = PG};
 	struct checker chk = {0};
@@ -154,8 +192,14 @@ static void stale_after_remap(bool memfd, bool monitored)
 	assert_true(chk_current(&chk, ref.segs[0].key.handle));
 	leap_reg_put(c, &ref);
 
-	assert_int_equal(munmap(buf, NBUF), 0);
-	assert_ptr_equal(map_buf(buf, memfd, 2222), buf);
+	if (replace) {
+		assert_ptr_equal(map_at(buf, memfd ? new_memfd() : -1, true, 2222), buf);
+	} else {
+		int fd = memfd ? new_memfd() : -1; /* before the hole opens */
+
+		assert_int_equal(munmap(buf, NBUF), 0);
+		assert_ptr_equal(map_at(buf, fd, false, 2222), buf);
+	}
 
 	assert_int_equal(leap_reg_get(c, (uintptr_t)buf + 100, PG, &ref), 0);
 	if (monitored) {
@@ -179,20 +223,24 @@ static void stale_after_remap(bool memfd, bool monitored)
 static void test_remap_memfd(void **state)
 {
 	(void)state;
-	stale_after_remap(true, true);
+	stale_after_remap(true, true, false);
+	stale_after_remap(true, true, true);
 }
 
 static void test_remap_anon(void **state)
 {
 	(void)state;
-	stale_after_remap(false, true);
+	stale_after_remap(false, true, false);
+	stale_after_remap(false, true, true);
 }
 
 static void test_control_without_monitor(void **state)
 {
 	(void)state;
-	stale_after_remap(true, false);
-	stale_after_remap(false, false);
+	stale_after_remap(true, false, false);
+	stale_after_remap(false, false, false);
+	stale_after_remap(true, false, true);
+	stale_after_remap(false, false, true);
 }
 
 /*

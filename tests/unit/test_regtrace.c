@@ -14,10 +14,18 @@ static bool rec_eq(const struct leap_regtrace_rec *a, const struct leap_regtrace
 static void test_parse(void **state)
 {
 	struct leap_regtrace_rec r;
-	static const char *const bad[] = {
-		"x 1 2",     "r",	  "r 1",	 "r 1 0",	"r 0x10 2 3 4",
-		"r -1 2",    "u 1 2 3",	  "r 1 2 4096",	 "r 1 2x",	"r18446744073709551615 1",
-		"r 18446744073709551615 2", "r 1 99999999999999999999"};
+	static const char *const bad[] = {"x 1 2",
+					  "r",
+					  "r 1",
+					  "r 1 0",
+					  "r 0x10 2 3 4",
+					  "r -1 2",
+					  "u 1 2 3",
+					  "r 1 2 4096",
+					  "r 1 2x",
+					  "r18446744073709551615 1",
+					  "r 18446744073709551615 2",
+					  "r 1 99999999999999999999"};
 	(void)state;
 
 	assert_int_equal(leap_regtrace_parse("", &r), 0);
@@ -59,16 +67,20 @@ static void test_generators(void **state)
 {
 	(void)state;
 	for (int k = 0; k <= LEAP_GEN_UNMAP; k++) {
-		struct leap_regtrace_gen g = {.kind = k, .ops = 5000, .space = 64 << 20,
-					      .max_len = 128 << 10, .buffers = 64,
-					      .clients = 4, .seed = 9};
+		struct leap_regtrace_gen g = {.kind = k,
+					      .ops = 5000,
+					      .space = 64 << 20,
+					      .max_len = 128 << 10,
+					      .buffers = 64,
+					      .clients = 4,
+					      .seed = 9};
 		struct leap_regtrace_gen h = g;
 		struct leap_regtrace_rec a, b;
 		uint64_t n = 0, unmaps = 0, clients = 0;
 
 		assert_string_equal(leap_regtrace_kind_name(k),
-				    leap_regtrace_kind_name(
-					    leap_regtrace_kind_parse(leap_regtrace_kind_name(k))));
+				    leap_regtrace_kind_name(leap_regtrace_kind_parse(
+					    leap_regtrace_kind_name(k))));
 		assert_int_equal(leap_regtrace_gen_init(&g), 0);
 		assert_int_equal(leap_regtrace_gen_init(&h), 0);
 		while (leap_regtrace_gen_next(&g, &a)) {

@@ -9,10 +9,10 @@ struct leap_reg_region {
 	uint64_t start, end; /* page-aligned [start, end) */
 	struct leap_reg_key key;
 	uint32_t refs;
-	bool cached;				/* in the LRU stack (and index) */
-	struct leap_reg_region *prev, *next;	/* LRU stack, head = most recent */
-	double evictfact;			/* MRRC: scratch while resorting */
-	uint32_t age;				/* MRRC: scratch, 0 = oldest */
+	bool cached;			     /* in the LRU stack (and index) */
+	struct leap_reg_region *prev, *next; /* LRU stack, head = most recent */
+	double evictfact;		     /* MRRC: scratch while resorting */
+	uint32_t age;			     /* MRRC: scratch, 0 = oldest */
 };
 
 struct leap_reg_cache {

@@ -15,7 +15,7 @@
 struct fh_slot {
 	uint32_t refs;
 	bool held;
-	bool leaving; /* offered in a move not answered yet */
+	bool leaving;	    /* offered in a move not answered yet */
 	int64_t prev, next; /* unused LRU, head = most recently used */
 	struct leap_reg_key key;
 };

@@ -49,7 +49,7 @@ static void set_hold(struct fh_client *c, uint32_t i, bool on)
 	if (on)
 		c->bits[i / 8] |= (uint8_t)(1u << (i % 8));
 	else
-		c->bits[i / 8] &= (uint8_t)~(1u << (i % 8));
+		c->bits[i / 8] &= (uint8_t) ~(1u << (i % 8));
 }
 
 struct leap_fh_server *leap_fh_server_new(const struct leap_fh_config *cfg,
@@ -240,8 +240,8 @@ static int validate(const struct leap_fh_server *s, const struct fh_client *c,
 		    const uint32_t *unpin, uint32_t nunpin, const uint32_t *pin,
 		    uint32_t npin)
 {
-	if (nunpin > LEAP_FH_MAX_SPAN || npin > LEAP_FH_MAX_SPAN ||
-	    (nunpin && !unpin) || (npin && !pin))
+	if (nunpin > LEAP_FH_MAX_SPAN || npin > LEAP_FH_MAX_SPAN || (nunpin && !unpin) ||
+	    (npin && !pin))
 		return -EINVAL;
 	for (uint32_t i = 0; i < nunpin; i++)
 		if (unpin[i] >= s->nregions || !holds(c, unpin[i]) ||

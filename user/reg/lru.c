@@ -42,8 +42,9 @@ int lru_get(struct leap_reg_cache *c, uint64_t addr, uint64_t len,
 	/* Most recent first: a linear search, as in the classic design. */
 	for (r = c->head; r; r = r->next) {
 		if (r->start <= start && r->end >= end) {
-			ref->cls = r->start == start && r->end == end ? LEAP_REG_HIT
-								      : LEAP_REG_CONTAINED;
+			ref->cls = r->start == start && r->end == end
+					   ? LEAP_REG_HIT
+					   : LEAP_REG_CONTAINED;
 			reg_ref(c, r);
 			reg_add_seg(ref, r, addr, len);
 			return 0;

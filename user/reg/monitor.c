@@ -140,7 +140,8 @@ int leap_reg_monitor_start(struct leap_reg_monitor **out)
 {
 	struct leap_reg_monitor *m = calloc(1, sizeof(*m));
 	const uint64_t base_features = UFFD_FEATURE_EVENT_UNMAP |
-				       UFFD_FEATURE_EVENT_REMOVE | UFFD_FEATURE_EVENT_REMAP;
+				       UFFD_FEATURE_EVENT_REMOVE |
+				       UFFD_FEATURE_EVENT_REMAP;
 	struct uffdio_api api;
 	int err;
 

@@ -69,10 +69,12 @@ void mrrc_make_room(struct leap_reg_cache *c, uint64_t len)
 			return; /* everything cached is in use */
 		for (size_t j = 0; j < m; j++) {
 			struct leap_reg_region *q = c->scratch[j];
-			double rank = m == 1 ? 1.0 : (double)(m - 1 - j) / (double)(m - 1);
+			double rank =
+				m == 1 ? 1.0 : (double)(m - 1 - j) / (double)(m - 1);
 
 			q->age = (uint32_t)j;
-			q->evictfact = rank + 1.0 / (double)reg_pages(c, q->end - q->start);
+			q->evictfact =
+				rank + 1.0 / (double)reg_pages(c, q->end - q->start);
 		}
 		qsort(c->scratch, m, sizeof(*c->scratch), cmp_evictfact);
 		/* The eviction segment, deregistered as one batch. */
@@ -132,7 +134,8 @@ int mrrc_get(struct leap_reg_cache *c, uint64_t addr, uint64_t len,
 	}
 	pieces += cur < end;
 	if (pieces > c->cfg.max_segs) {
-		uint64_t ustart = c->idx[first]->start < start ? c->idx[first]->start : start;
+		uint64_t ustart =
+			c->idx[first]->start < start ? c->idx[first]->start : start;
 		uint64_t uend = c->idx[first + n - 1]->end;
 
 		uend = uend > end ? uend : end;

@@ -66,8 +66,8 @@ int leap_regtrace_format(const struct leap_regtrace_rec *rec, char *buf, size_t 
 	int n;
 
 	if (rec->op == LEAP_REGTRACE_REF && rec->client)
-		n = snprintf(buf, len, "r 0x%" PRIx64 " %" PRIu64 " %" PRIu32 "\n", rec->addr,
-			     rec->len, rec->client);
+		n = snprintf(buf, len, "r 0x%" PRIx64 " %" PRIu64 " %" PRIu32 "\n",
+			     rec->addr, rec->len, rec->client);
 	else
 		n = snprintf(buf, len, "%c 0x%" PRIx64 " %" PRIu64 "\n", (char)rec->op,
 			     rec->addr, rec->len);
@@ -88,7 +88,7 @@ int leap_regtrace_kind_parse(const char *name)
 const char *leap_regtrace_kind_name(enum leap_regtrace_kind k)
 {
 	return (unsigned)k < sizeof(kind_names) / sizeof(kind_names[0]) ? kind_names[k]
-									  : "?";
+									: "?";
 }
 
 /* splitmix64: small, seedable, good enough for workloads */
@@ -235,10 +235,15 @@ bool leap_regtrace_gen_next(struct leap_regtrace_gen *g, struct leap_regtrace_re
 		rec->client = c;
 		rec->len = 1 + below(g, g->max_len);
 		if (c == 0 || hot < 8 * g->max_len) {
-			rec->addr = g->base + below(g, g->space - rec->len);
+			/* streams through all the memory, far past its share */
+			if (g->pos + rec->len > g->space)
+				g->pos = 0;
+			rec->addr = g->base + g->pos;
+			g->pos += rec->len;
 		} else {
 			/* a hot set of 8 max_len windows in the client's slice */
-			rec->addr = g->base + c * hot + below(g, 8 * g->max_len - rec->len);
+			rec->addr =
+				g->base + c * hot + below(g, 8 * g->max_len - rec->len);
 		}
 		break;
 	}
