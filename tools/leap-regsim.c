@@ -309,8 +309,8 @@ static void print_cache(const struct cache_result *r, bool json, uint64_t ref_pa
 		printf("{\"policy\":\"%s\",\"lookups\":%" PRIu64 ",\"hits\":%" PRIu64
 		       ",\"contained\":%" PRIu64 ",\"overlaps\":%" PRIu64
 		       ",\"misses\":%" PRIu64 ",\"hit_ratio\":%.6f,\"page_hit_ratio\":%."
-					      "6f,\"registrations\":%" PRIu64
-		       ",\"reg_pages\":%" PRIu64 ",\"deregistrations\":%" PRIu64
+		       "6f,\"registrations\":%" PRIu64 ",\"reg_pages\":%" PRIu64
+		       ",\"deregistrations\":%" PRIu64
 		       ",\"reg_us\":%.1f,\"dereg_us\":%.1f,\"modelled_us\":%.1f"
 		       ",\"pinned_peak\":%" PRIu64 ",\"evictions\":%" PRIu64
 		       ",\"invalidations\":%" PRIu64 ",\"merges\":%" PRIu64
