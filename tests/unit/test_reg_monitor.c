@@ -343,6 +343,164 @@ static void test_unwatchable_uncached(void **state)
 	leap_reg_fake_fini(&fake);
 }
 
+/*
+ * Randomized, with the real kernel: a reserved area of NSLOT pages where
+ * pages are replaced by new memory (mmap MAP_FIXED), taken away (PROT_NONE
+ * mapped over them), or discarded (MADV_DONTNEED), while ranges of mapped
+ * pages are looked up.  Every page carries a tag written whenever it gets
+ * new contents; the backend records each registered page's tag ("what the
+ * NIC pinned") and refuses unmapped pages like ibv_reg_mr would.  Every
+ * lookup's segments must carry the current tags: a stale registration would
+ * show the old ones.
+ */
+#define NSLOT 192
+
+struct pagechk {
+	char *area;
+	bool mapped[NSLOT];
+	uint64_t next_tag;
+	uint64_t *tags[4096];
+	uint64_t addr[4096], npages[4096];
+	uint64_t next, live;
+};
+
+static uint64_t page_index(const struct pagechk *pc, uint64_t addr)
+{
+	return (addr - (uintptr_t)pc->area) / PG;
+}
+
+static int pc_reg(void *ctx, uint64_t addr, uint64_t len, struct leap_reg_key *key)
+{
+	struct pagechk *pc = ctx;
+	uint64_t first = page_index(pc, addr), n = len / PG;
+
+	if (addr < (uintptr_t)pc->area || first + n > NSLOT || pc->next >= 4096)
+		return -EFAULT;
+	for (uint64_t i = 0; i < n; i++)
+		if (!pc->mapped[first + i])
+			return -EFAULT;
+	pc->tags[pc->next] = malloc(n * sizeof(uint64_t));
+	assert_non_null(pc->tags[pc->next]);
+	for (uint64_t i = 0; i < n; i++)
+		pc->tags[pc->next][i] =
+			*(volatile uint64_t *)(pc->area + (first + i) * PG);
+	pc->addr[pc->next] = addr;
+	pc->npages[pc->next] = n;
+	key->handle = pc->next++;
+	pc->live++;
+	return 0;
+}
+
+static void pc_dereg(void *ctx, const struct leap_reg_span *s, size_t n)
+{
+	struct pagechk *pc = ctx;
+
+	for (size_t i = 0; i < n; i++) {
+		assert_non_null(pc->tags[s[i].key.handle]);
+		free(pc->tags[s[i].key.handle]);
+		pc->tags[s[i].key.handle] = NULL;
+		pc->live--;
+	}
+}
+
+static void pc_retag(struct pagechk *pc, uint64_t first, uint64_t n)
+{
+	for (uint64_t i = first; i < first + n; i++)
+		*(uint64_t *)(pc->area + i * PG) = ++pc->next_tag;
+}
+
+static void test_random_with_kernel(void **state)
+{
+	struct leap_reg_config cfg = {.policy = LEAP_REG_MRRC,
+				      .page_size = PG,
+				      .max_entries = 24,
+				      .max_segs = 4};
+	struct pagechk *pc = calloc(1, sizeof(*pc));
+	struct leap_reg_ops ops = {pc_reg, pc_dereg, pc};
+	struct leap_reg_monitor *m = start_monitor();
+	struct leap_reg_cache *c;
+	struct leap_reg_watch w;
+	struct leap_reg_stats st;
+	unsigned seed = 4242;
+	uint64_t lookups = 0;
+	(void)state;
+
+	assert_non_null(pc);
+	if (!m) {
+		free(pc);
+		skip();
+	}
+	pc->area = mmap(NULL, NSLOT * PG, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(pc->area != MAP_FAILED);
+	c = leap_reg_cache_new(&cfg, &ops);
+	assert_non_null(c);
+	leap_reg_monitor_hooks(m, &w);
+	leap_reg_cache_set_watch(c, &w);
+	for (int step = 0; step < 4000; step++) {
+		uint64_t first = (uint64_t)rand_r(&seed) % NSLOT;
+		uint64_t n = 1 + (uint64_t)rand_r(&seed) % 12;
+		unsigned op = (unsigned)rand_r(&seed) % 100;
+		bool all_mapped = true;
+
+		if (first + n > NSLOT)
+			n = NSLOT - first;
+		for (uint64_t i = first; i < first + n; i++)
+			all_mapped &= pc->mapped[i];
+		if (op < 70 && all_mapped) {
+			uint64_t off = (uint64_t)rand_r(&seed) % 64;
+			uint64_t addr = (uintptr_t)pc->area + first * PG + off;
+			struct leap_reg_ref ref;
+
+			assert_int_equal(leap_reg_get(c, addr, n * PG - off, &ref), 0);
+			for (unsigned k = 0; k < ref.nsegs; k++) {
+				uint64_t h = ref.segs[k].key.handle;
+				uint64_t p0 = page_index(pc, ref.segs[k].addr);
+				uint64_t p1 = page_index(pc, ref.segs[k].addr +
+								     ref.segs[k].len - 1);
+				uint64_t rfirst = page_index(pc, pc->addr[h]);
+
+				assert_non_null(pc->tags[h]);
+				for (uint64_t p = p0; p <= p1; p++)
+					assert_int_equal(pc->tags[h][p - rfirst],
+							 *(volatile uint64_t *)(pc->area +
+										p * PG));
+			}
+			leap_reg_put(c, &ref);
+			lookups++;
+		} else if (op < 80) {
+			char *p = mmap(pc->area + first * PG, n * PG,
+				       PROT_READ | PROT_WRITE,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+
+			assert_ptr_equal(p, pc->area + first * PG);
+			for (uint64_t i = first; i < first + n; i++)
+				pc->mapped[i] = true;
+			pc_retag(pc, first, n);
+		} else if (op < 90) {
+			char *p = mmap(pc->area + first * PG, n * PG, PROT_NONE,
+				       MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
+
+			assert_ptr_equal(p, pc->area + first * PG);
+			for (uint64_t i = first; i < first + n; i++)
+				pc->mapped[i] = false;
+		} else if (all_mapped) {
+			assert_int_equal(
+				madvise(pc->area + first * PG, n * PG, MADV_DONTNEED), 0);
+			pc_retag(pc, first, n);
+		}
+	}
+	leap_reg_cache_stats(c, &st);
+	assert_true(lookups > 500);
+	assert_true(st.hits + st.contained > 50);
+	assert_true(st.overlaps > 10);
+	assert_true(st.invalidations > 50);
+	leap_reg_cache_free(c);
+	leap_reg_monitor_stop(m);
+	assert_int_equal(pc->live, 0);
+	munmap(pc->area, NSLOT * PG);
+	free(pc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -351,6 +509,7 @@ int main(void)
 		cmocka_unit_test(test_control_without_monitor),
 		cmocka_unit_test(test_dontneed_and_mremap),
 		cmocka_unit_test(test_unwatchable_uncached),
+		cmocka_unit_test(test_random_with_kernel),
 	};
 
 	return cmocka_run_group_tests_name("reg_monitor", tests, NULL, NULL);
