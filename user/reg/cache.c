@@ -253,9 +253,8 @@ int reg_new_region(struct leap_reg_cache *c, uint64_t start, uint64_t end,
 		return -ENOMEM;
 	r->start = start;
 	r->end = end;
-	if ((c->cfg.max_bytes && len > c->cfg.max_bytes) ||
-	    (c->cfg.max_entries && c->cfg.max_entries < 1))
-		cache_it = false;
+	if (c->cfg.max_bytes && len > c->cfg.max_bytes)
+		cache_it = false; /* would flush the whole cache for one request */
 	if (cache_it && !reg_has_room(c, len)) {
 		if (c->cfg.policy == LEAP_REG_MRRC)
 			mrrc_make_room(c, len);
