@@ -275,7 +275,7 @@ int reg_new_region(struct leap_reg_cache *c, uint64_t start, uint64_t end,
 	if (err) {
 		if (cache_it && c->cfg.policy == LEAP_REG_MRRC)
 			idx_remove(c, r);
-		if (watched)
+		if (watched && c->cfg.policy == LEAP_REG_MRRC)
 			c->watch.unwatch(c->watch.ctx, start, len);
 		free(r);
 		return err < 0 ? err : -EIO;
@@ -291,7 +291,8 @@ int reg_new_region(struct leap_reg_cache *c, uint64_t start, uint64_t end,
 		lru_push_head(c, r);
 		c->st.entries++;
 	} else {
-		if (watched)
+		/* (LRU regions may overlap cached ones: their watch stays) */
+		if (watched && c->cfg.policy == LEAP_REG_MRRC)
 			c->watch.unwatch(c->watch.ctx, start, len);
 		c->st.uncached++;
 	}
