@@ -1,47 +1,64 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# leap's main job on an embedded default: a swap file of its own, a
-# memory-limited workload run with Linux's readahead and then under
-# leap-agent, a comparison, and a clean machine afterwards.
+# leap's main job on an embedded default: the whole path of the remote swap
+# backend on this one machine (a leap-memd memory server on loopback,
+# leap-swapd, a direct-I/O loop device swapped to), a memory-limited
+# workload run with Linux's readahead, under leap-agent prefetching through
+# process_madvise, and under leap-agent prefetching through the backend; a
+# comparison; a clean machine afterwards.
 #
-#   sudo make demo                 (or: sudo bash tools/demo.sh [FOOTPRINT] [LIMIT])
-set -euo pipefail
+#   sudo make demo
+#   sudo bash tools/demo.sh [--swap backend|file] [FOOTPRINT] [LIMIT]
+#
+# --swap file uses a swap file on the root filesystem instead (no backend
+# row).  Every workload checksums its pages: a lost or corrupted page fails
+# the demo.
+set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
+SWAP=backend
+if [ "${1:-}" = --swap ]; then
+	SWAP=${2:-}
+	shift 2
+fi
 FOOT=${1:-256M}
 LIMIT=${2:-64M}
 AGENT=$root/bin/leap-agent
 WL=$root/bin/leap-workload
 
-[ "$(id -u)" -eq 0 ] || { echo "demo: needs root (BPF, swap, cgroups): sudo make demo" >&2; exit 1; }
-for b in "$AGENT" "$WL"; do
-	[ -x "$b" ] || { echo "demo: $b missing: run make first" >&2; exit 1; }
-done
-
-work=$(mktemp -d /tmp/leap-demo.XXXXXX)
-swap=""
-cleanup()
-{
-	if [ -n "$swap" ]; then
-		swapoff "$swap" 2>/dev/null || true
-		rm -f "$swap"
-	fi
-	rm -rf "$work"
+die() {
+	echo "demo: $*" >&2
+	exit 1
 }
-trap cleanup EXIT
+[ "$(id -u)" -eq 0 ] || die "needs root (BPF, swap, cgroups): sudo make demo"
+case $SWAP in backend | file) ;; *) die "--swap takes backend or file" ;; esac
+for b in "$AGENT" "$WL" "$root/bin/leap-memd" "$root/bin/leap-swapd"; do
+	[ -x "$b" ] || die "$b missing: run make first"
+done
+command -v jq >/dev/null || die "jq missing: sudo make deps"
+others=$(swapon --noheadings --show=NAME | tr '\n' ' ')
+[ -z "$others" ] || echo "demo: note: other swap ($others) stays on, below the demo's" \
+	"own device in priority"
 
-# A swap file on the root filesystem: an async block device, so Linux's own
-# readahead is active and the comparison is fair (never a loop over tmpfs).
-if [ "$(swapon --noheadings --show=NAME | wc -l)" -eq 0 ]; then
-	dir=/var/tmp
-	[ "$(stat -f -c %T $dir)" != tmpfs ] || { echo "demo: $dir is tmpfs; cannot swap there" >&2; exit 1; }
-	swap=$(mktemp $dir/leap-demo-swap.XXXXXX)
-	fallocate -l 1G "$swap"
-	chmod 600 "$swap"
-	mkswap -q "$swap"
-	swapon "$swap"
-	echo "demo: swap file $swap (1 GiB) is on"
+# shellcheck source=tests/lib/fixture.sh
+. "$root/tests/lib/fixture.sh"
+fixture_init || exit 1
+work=$FX_STATE
+foot_mib=$(numfmt --from=iec "$FOOT") || die "bad footprint $FOOT"
+foot_mib=$((foot_mib / 1048576))
+swap_mib=$((foot_mib * 2 + 64))
+
+if [ "$SWAP" = backend ]; then
+	# shellcheck source=tests/lib/backend.sh
+	. "$root/tests/lib/backend.sh"
+	{ backend_init && backend_memd A 127.0.0.1:0 $((swap_mib + 64))M &&
+		backend_swapd "${swap_mib}M" --cache-pages 4096 && backend_swapon; } ||
+		die "the backend did not come up"
+	echo "demo: leap-memd on $A_addr (loopback, authenticated), leap-swapd on $BK_MNT," \
+		"swap on $BK_LOOP (${swap_mib} MiB)"
 else
-	echo "demo: using the swap already configured"
+	FX_SWAP_PRIO=32767
+	swap=$(swap_file_on "$swap_mib") || die "no swap file"
+	echo "demo: swap file $swap (${swap_mib} MiB) on the root filesystem"
 fi
 
 run()
@@ -51,28 +68,48 @@ run()
 	local args=()
 	while [ "$1" != -- ]; do args+=("$1"); shift; done
 	shift
-	"$AGENT" run --memory-limit "$LIMIT" --policy "$pol" "${args[@]}" \
+	timeout --kill-after=10 600 "$AGENT" run --memory-limit "$LIMIT" --policy "$pol" "${args[@]}" \
 		--json "$work/$name.json" -- "$WL" --footprint "$FOOT" "$@" \
-		>"$work/$name.out" 2>"$work/$name.err" ||
-		{ echo "demo: $name failed:" >&2; cat "$work/$name.err" >&2; exit 1; }
+		>"$work/$name.out" 2>"$work/$name.err" || {
+		echo "demo: $name failed:" >&2
+		cat "$work/$name.err" >&2
+		exit 1
+	}
 }
-
 field() { jq -r ".$2" "$work/$1.json"; }
+# The workload's own wall time for its measured pass (the agent's includes the fill).
+wl_wall() { grep -o 'wall_s=[0-9.]*' "$work/$1.out" | head -n 1 | cut -d= -f2; }
 
-printf '\n%-12s %-26s %8s %10s %10s %8s %8s\n' workload setup wall_s swapin_miss prefetched acc% cov%
+rows="linux leap"
+[ "$SWAP" = backend ] && rows="linux leap backend"
+printf '\n%-10s %-34s %8s %8s %10s %10s %7s %7s\n' workload setup wall_s speedup \
+	swapin_miss prefetched acc% cov%
 for pat in stride:16 seq; do
-	run "$pat-linux" off -- --pattern "$pat"
-	run "$pat-leap" leap --kernel-readahead off -- --pattern "$pat"
-	for row in linux leap; do
+	for row in $rows; do
+		case $row in
+		linux) run "$pat-$row" off -- --pattern "$pat" ;;
+		leap) run "$pat-$row" leap --kernel-readahead off -- --pattern "$pat" ;;
+		backend) run "$pat-$row" leap --backend "$BK_CTL" --backend-dev "$BK_LOOP" \
+			-- --pattern "$pat" ;;
+		esac
+	done
+	base=$(wl_wall "$pat-linux")
+	for row in $rows; do
 		n=$pat-$row
-		label=$([ $row = linux ] && echo "Linux readahead" || echo "leap-agent (readahead off)")
-		printf '%-12s %-26s %8.2f %10s %10s %8.1f %8.1f\n' "$pat" "$label" \
-			"$(field "$n" wall_s)" "$(field "$n" swapin_misses)" "$(field "$n" prefetched)" \
+		case $row in
+		linux) label="Linux readahead" ;;
+		leap) label="leap-agent, process_madvise" ;;
+		backend) label="leap-agent, leap-swapd prefetch" ;;
+		esac
+		printf '%-10s %-34s %8.3f %7.2fx %10s %10s %7.1f %7.1f\n' "$pat" "$label" \
+			"$(wl_wall "$n")" "$(jq -n "$base / $(wl_wall "$n")")" \
+			"$(field "$n" swapin_misses)" "$(field "$n" prefetched)" \
 			"$(jq -r '.accuracy * 100' "$work/$n.json")" "$(jq -r '.coverage * 100' "$work/$n.json")"
 	done
-	printf '%-12s speedup over Linux readahead: %.2fx\n' "$pat" \
-		"$(jq -n --slurpfile a "$work/$pat-linux.json" --slurpfile b "$work/$pat-leap.json" \
-			'$a[0].wall_s / $b[0].wall_s')"
 done
 echo
-echo "footprint $FOOT in a $LIMIT memory cgroup; wall time is the agent's view of the whole run."
+echo "footprint $FOOT in a $LIMIT memory cgroup; wall_s is the workload's measured pass" \
+	"(every page checksummed); speedup is over Linux readahead."
+[ "$SWAP" = backend ] && echo "leap-swapd: $(backend_ctl STATS | cut -c4- | tr ' ' '\n' |
+	grep -E '^(reads|hits|misses|prefetched|errors)=' | tr '\n' ' ')"
+fixture_teardown
