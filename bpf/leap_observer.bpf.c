@@ -193,6 +193,8 @@ struct leap_pending {
 	__u32 swap_type;
 	__u32 slot;   /* leap_target.stats_slot of the matching target */
 	__u32 tflags; /* leap_target.flags of the matching target */
+	__u32 active; /* task-storage records stay allocated: 0 = none open */
+	__u32 pad;
 };
 
 struct {
@@ -201,6 +203,47 @@ struct {
 	__type(key, __u32); /* tid */
 	__type(value, struct leap_pending);
 } leap_pending SEC(".maps");
+
+/*
+ * The tracepoint path keeps its pending fault in task-local storage
+ * instead: count_memcg_events fires several times per fault for every task
+ * on the machine (reclaim counters too), and a lookup there must be as
+ * cheap as a pointer chase; opening and closing a record is a store, not
+ * an LRU hash update and delete.  Not created on the fentry path (task
+ * storage for tracing programs is missing on 5.10); leap_task_pending
+ * makes the code that uses it dead there.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct leap_pending);
+} leap_pending_task SEC(".maps");
+
+/* Set by the loader: the pending record lives in leap_pending_task. */
+const volatile bool leap_task_pending = false;
+
+/* The current thread's open pending record, or NULL. */
+static __always_inline struct leap_pending *pending_current(__u32 tid)
+{
+	struct leap_pending *p;
+
+	if (leap_task_pending) {
+		p = bpf_task_storage_get(&leap_pending_task, bpf_get_current_task_btf(),
+					 0, 0);
+		return p && p->active ? p : 0;
+	}
+	return bpf_map_lookup_elem(&leap_pending, &tid);
+}
+
+/* Closes the current thread's record (after the caller copied it). */
+static __always_inline void pending_close(struct leap_pending *p, __u32 tid)
+{
+	if (leap_task_pending)
+		p->active = 0;
+	else
+		bpf_map_delete_elem(&leap_pending, &tid);
+}
 
 /* Who owns the pins; written by the loader, never read here. */
 struct {
@@ -365,7 +408,18 @@ static __always_inline int fault_entry(unsigned long address, unsigned long erro
 	 * A record left over from a fault that never completed (e.g. a
 	 * SIGSEGV before handle_mm_fault) is simply replaced.
 	 */
-	bpf_map_update_elem(&leap_pending, &tid, &p, BPF_ANY);
+	if (leap_task_pending) {
+		struct leap_pending *tp = bpf_task_storage_get(
+			&leap_pending_task, bpf_get_current_task_btf(), 0,
+			BPF_LOCAL_STORAGE_GET_F_CREATE);
+
+		if (!tp)
+			return 0;
+		p.active = 1;
+		*tp = p;
+	} else {
+		bpf_map_update_elem(&leap_pending, &tid, &p, BPF_ANY);
+	}
 	return 0;
 }
 
@@ -405,7 +459,7 @@ int BPF_PROG(leap_memcg_ev, struct mem_cgroup *memcg, int item, unsigned long va
 		return 0;
 	id = bpf_get_current_pid_tgid();
 	tid = (__u32)id;
-	p = bpf_map_lookup_elem(&leap_pending, &tid);
+	p = pending_current(tid);
 	if (!p)
 		return 0;
 	if (item == pgmajfault) {
@@ -418,7 +472,7 @@ int BPF_PROG(leap_memcg_ev, struct mem_cgroup *memcg, int item, unsigned long va
 	}
 	/* PGFAULT: mm_account_fault() at the end of the completed fault. */
 	done = *p;
-	bpf_map_delete_elem(&leap_pending, &tid);
+	pending_close(p, tid);
 	/* faults were counted at entry on this path */
 	complete_fault(&done, id >> 32, tid, false);
 	return 0;
@@ -553,7 +607,7 @@ int BPF_PROG(leap_bio_queue, struct bio *bio)
 	    (BPF_CORE_READ(bio, bi_opf) & LEAP_REQ_OP_MASK) != LEAP_REQ_OP_READ)
 		return 0;
 	tid = (__u32)bpf_get_current_pid_tgid();
-	p = bpf_map_lookup_elem(&leap_pending, &tid);
+	p = pending_current(tid);
 	if (!p)
 		return 0;
 	if (p->flags & LEAP_EV_DEV_READ) {

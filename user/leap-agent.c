@@ -691,9 +691,29 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 			       json_object_new_double(agent_latency_us(a, 50)));
 	json_object_object_add(o, "reaction_p99_us",
 			       json_object_new_double(agent_latency_us(a, 99)));
-	if (bpf_stats)
+	if (bpf_stats) {
+		struct leap_prog_stats ps[16];
+		json_object *progs = json_object_new_object();
+		int n = leap_observer_prog_stats(a->obs, ps, 16);
+
 		json_object_object_add(o, "bpf_ns_per_fault",
 				       json_object_new_double(bpf_ns_per_event(a)));
+		/* Per program: where the BPF time goes. */
+		for (int i = 0; i < n; i++) {
+			json_object *p = json_object_new_object();
+
+			json_object_object_add(p, "run_cnt",
+					       json_object_new_uint64(ps[i].run_cnt));
+			json_object_object_add(
+				p, "ns_per_run",
+				json_object_new_double(
+					ps[i].run_cnt ? (double)ps[i].run_time_ns /
+								(double)ps[i].run_cnt
+						      : 0));
+			json_object_object_add(progs, ps[i].name, p);
+		}
+		json_object_object_add(o, "bpf_progs", progs);
+	}
 	return o;
 }
 

@@ -206,6 +206,7 @@ static int probe_fentry(const struct btf *vmlinux, const char *read_fn, char *wh
 		return err;
 	}
 	set_autoload(skel, LEAP_HOOK_FENTRY, read_fn, false);
+	bpf_map__set_autocreate(skel->maps.leap_pending_task, false);
 	/* The probe copy needs no real ring. */
 	bpf_map__set_max_entries(skel->maps.leap_events, (__u32)page);
 	g_libbpf_quiet = true;
@@ -587,6 +588,11 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 		goto fail;
 	}
 	set_autoload(obs->skel, obs->hook, read_fn, opts->backend_dev != 0);
+	/* Task storage for the tracepoint path's pending faults (see the BPF
+	 * side); kernels with the fentry path only may lack it for tracing. */
+	obs->skel->rodata->leap_task_pending = obs->hook == LEAP_HOOK_TRACEPOINT;
+	bpf_map__set_autocreate(obs->skel->maps.leap_pending_task,
+				obs->hook == LEAP_HOOK_TRACEPOINT);
 	obs->skel->rodata->leap_backend_dev = opts->backend_dev;
 	obs->skel->rodata->leap_agent_tgid =
 		opts->self_tgid ? opts->self_tgid : (__u32)getpid();
