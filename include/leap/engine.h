@@ -127,6 +127,7 @@ struct leap_stream_stats {
 	uint64_t trends;     /* DOPREFETCH calls that found a trend */
 	uint64_t suspended;  /* DOPREFETCH calls with PW == 0 */
 	uint64_t lookaheads; /* windows issued by a hit on a marker (OURS) */
+	uint64_t offtrend;   /* misses off a live trend, not prefetched for (OURS) */
 };
 
 struct leap_stream_key_t {
@@ -141,6 +142,15 @@ struct leap_stream {
 	struct leap_window win;
 	int64_t latest_trend; /* last trend FINDTREND returned */
 	bool has_latest;
+	/*
+	 * The newest access on the trend (LEAP_FLAVOR_OURS): a miss that
+	 * follows neither it nor the previous access while a trend holds is
+	 * noise (or the first page of a jump, which the next access confirms)
+	 * and gets no window of its own; the paper prefetches a full window
+	 * from it.
+	 */
+	uint64_t anchor;
+	bool has_anchor;
 	/*
 	 * Look-ahead (LEAP_FLAVOR_OURS): the first page of the newest strided
 	 * window is a marker; a hit on it issues the next window beyond

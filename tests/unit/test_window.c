@@ -263,6 +263,54 @@ static void test_lookahead(void **state)
 	assert_false(d.lookahead);
 }
 
+/* Ours: a noise miss between trend pages gets no window and does not break
+ * the trend; the paper prefetches a window from the noise page. */
+static void test_noise_offtrend(void **state)
+{
+	struct leap_params p = params_pw(8);
+	int64_t storage[LEAP_HSIZE_MAX];
+	struct leap_stream s;
+	struct leap_decision d;
+	uint64_t out[LEAP_PW_LIMIT], noise_windows = 0, trend_misses = 0;
+	uint32_t n, noise = 0;
+	(void)state;
+
+	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
+	leap_stream_access(&s, &p, 0, false, out, 64, NULL);
+	for (uint64_t page = 1; page < 3000; page++) {
+		bool hit = s.ra_armed && page <= s.ra_last && page > 1;
+
+		if (page > 50 && page % 10 == 0) {
+			uint64_t chit = s.win.chit;
+
+			/* A random far page, a miss. */
+			n = leap_stream_access(&s, &p, 1000000 + page * 7919 % 4099, false,
+					       out, 64, &d);
+			noise++;
+			if (chit > 0)
+				assert_int_equal(n, 0);
+			noise_windows += n > 0;
+		}
+		n = leap_stream_access(&s, &p, page, hit, out, 64, &d);
+		if (!hit && page > 50)
+			trend_misses++;
+	}
+	assert_true(s.stats.offtrend > noise / 2);
+	assert_true(noise_windows < noise / 10);
+	/* The scan itself never stalls on a miss after the warm-up. */
+	assert_int_equal(trend_misses, 0);
+
+	/* The paper: a window from the noise page. */
+	p.flavor = LEAP_FLAVOR_PAPER;
+	leap_stream_reset(&s, p.hsize);
+	for (uint64_t page = 0; page < 8; page++)
+		leap_stream_access(&s, &p, page, false, out, 64, NULL);
+	leap_stream_add_hits(&s, 4);
+	n = leap_stream_access(&s, &p, 777777, false, out, 64, &d);
+	assert_true(n > 0);
+	assert_int_equal(out[0], 777778);
+}
+
 static void test_params_validation(void **state)
 {
 	struct leap_params p;
@@ -303,6 +351,7 @@ int main(void)
 		cmocka_unit_test(test_candidates_without_trend),
 		cmocka_unit_test(test_stream_sequence),
 		cmocka_unit_test(test_lookahead),
+		cmocka_unit_test(test_noise_offtrend),
 		cmocka_unit_test(test_params_validation),
 	};
 	return cmocka_run_group_tests_name("window", tests, NULL, NULL);

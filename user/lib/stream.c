@@ -20,6 +20,7 @@ void leap_stream_reset(struct leap_stream *s, uint32_t hsize)
 	s->win.pw_prev = 0;
 	s->latest_trend = 0;
 	s->has_latest = false;
+	s->has_anchor = false;
 	s->ra_armed = false;
 }
 
@@ -93,6 +94,9 @@ uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
 	if (hit) {
 		s->stats.hits++;
 		s->win.chit++;
+		/* Only trend pages (or pages around a miss) were prefetched. */
+		s->anchor = pt;
+		s->has_anchor = true;
 		if (s->ra_armed && pt == s->ra_marker && p->flavor == LEAP_FLAVOR_OURS)
 			lookahead(s, p, out, cap, &d);
 		if (dec)
@@ -110,6 +114,22 @@ uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
 		s->stats.trends++;
 	}
 	follows = had_prev && s->has_latest && (int64_t)(pt - prev) == s->latest_trend;
+	if (p->flavor == LEAP_FLAVOR_OURS) {
+		/* Noise between two trend pages must not break the trend. */
+		follows = follows || (s->has_anchor && s->has_latest &&
+				      (int64_t)(pt - s->anchor) == s->latest_trend);
+		if (follows || !d.trend_found || !s->has_anchor) {
+			s->anchor = pt;
+			s->has_anchor = true;
+		} else if (s->win.chit > 0) {
+			/* Off a trend that is paying off: record, do not prefetch. */
+			s->stats.offtrend++;
+			d.window = 0;
+			if (dec)
+				*dec = d;
+			return 0;
+		}
+	}
 	d.window = leap_window_next(&s->win, p, follows);
 	if (d.window == 0) {
 		s->stats.suspended++;
