@@ -284,8 +284,8 @@ static void test_noise_offtrend(void **state)
 			uint64_t chit = s.win.chit;
 
 			/* A random far page, a miss. */
-			n = leap_stream_access(&s, &p, 1000000 + page * 7919 % 4099, false,
-					       out, 64, &d);
+			n = leap_stream_access(&s, &p, 1000000 + page * 7919 % 4099,
+					       false, out, 64, &d);
 			noise++;
 			if (chit > 0)
 				assert_int_equal(n, 0);
