@@ -94,3 +94,8 @@ ALL_BINS += $(BIN)/leap-swapd
 UNIT_SRC_test_wire_cache := user/swapd/cache.c
 UNIT_LIBS_test_wire_cache := -Iuser/swapd -pthread
 $(OUTPUT)/tests/test_wire_cache $(OUTPUT)/tests-san/test_wire_cache: user/swapd/cache.h
+
+# ---- RDMA transport: latency against TCP in a soft-RoCE guest (root) ----
+.PHONY: rdma-latency
+rdma-latency: $(BIN)/leap-memd $(BIN)/leap-swapd $(BIN)/leap-memctl
+	bash tests/vm/rdma-latency.sh $(RDMA_KERNEL)
