@@ -99,3 +99,7 @@ $(OUTPUT)/tests/test_wire_cache $(OUTPUT)/tests-san/test_wire_cache: user/swapd/
 .PHONY: rdma-latency
 rdma-latency: $(BIN)/leap-memd $(BIN)/leap-swapd $(BIN)/leap-memctl
 	bash tests/vm/rdma-latency.sh $(RDMA_KERNEL)
+
+UNIT_SRC_test_wire_rdma := $(WIRE_SRCS)
+UNIT_LIBS_test_wire_rdma := -Iuser/wire $(WIRE_LIBS)
+$(OUTPUT)/tests/test_wire_rdma $(OUTPUT)/tests-san/test_wire_rdma: $(WIRE_SRCS) $(WIRE_HDRS)
