@@ -103,3 +103,10 @@ rdma-latency: $(BIN)/leap-memd $(BIN)/leap-swapd $(BIN)/leap-memctl
 UNIT_SRC_test_wire_rdma := $(WIRE_SRCS)
 UNIT_LIBS_test_wire_rdma := -Iuser/wire $(WIRE_LIBS)
 $(OUTPUT)/tests/test_wire_rdma $(OUTPUT)/tests-san/test_wire_rdma: $(WIRE_SRCS) $(WIRE_HDRS)
+
+# tests/sys/rdma.t's probe of the access gate (runs in the guest).
+RDMA_GATE := $(OUTPUT)/sys-helpers/leap-rdma-gate
+$(RDMA_GATE): tests/sys/helpers/leap-rdma-gate.c $(WIRE_OBJS) $(WIRE_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Iuser/wire $< $(WIRE_OBJS) -o $@ $(WIRE_LIBS)
+all: $(RDMA_GATE)

@@ -26,6 +26,8 @@ kernels=${LEAP_RDMA_T_KERNELS:-6.1}
 for b in leap-memd leap-swapd leap-memctl leap-workload; do
 	[ -x "$repo/bin/$b" ] || bail_out "build first (make): bin/$b"
 done
+[ -x "$repo/.output/sys-helpers/leap-rdma-gate" ] ||
+	bail_out "build first (make): .output/sys-helpers/leap-rdma-gate"
 
 tmp=$(mktemp -d /var/tmp/leap-rdma-t.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT

@@ -204,6 +204,11 @@ rc=$?
 [ "$rc" != 0 ] && grep -q "does not know the secret" "$tmp/bad.log"
 t $? "a client with another secret gets nothing over RDMA (exit $rc, refused the server)"
 
+# The access gate: with the rkey and address an authenticated client got,
+# connections that did not authenticate can neither read nor write.
+"$repo/.output/sys-helpers/leap-rdma-gate" "$A_addr" "$tmp/secret" >"$tmp/gate.out" 2>&1
+t $? "one-sided access only after AUTH: $(tr '\n' ';' <"$tmp/gate.out")"
+
 "$B/leap-memctl" -t rdma -k "$tmp/secret" -s "$A_addr" -d 77 -n 2048 fill >"$tmp/fill.out" 2>&1 &&
 	"$B/leap-memctl" -t rdma -k "$tmp/secret" -s "$A_addr" -d 77 -n 2048 verify \
 		>"$tmp/verify.out" 2>&1
