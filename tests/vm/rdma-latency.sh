@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # tests/vm/rdma-latency.sh [KERNEL]: page-in latency of the RDMA transport
 # against TCP, measured in a soft-RoCE guest (default 6.1): 4K O_DIRECT
-# reads through leap-swapd (p50/p99 of 400 random slots each, alternating)
+# reads through leap-swapd (p50/p99 of 500 random slots each, alternating slot by slot)
 # and single-page READs through memclient alone (leap-memctl stress).  TCG
 # timings: only the ratios mean anything.  `make rdma-latency` runs this.
 set -euo pipefail
