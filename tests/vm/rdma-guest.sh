@@ -1,19 +1,20 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# tests/vm/rdma-guest.sh REPO all|latency VM_CACHE: runs inside a tests/vm/boot.sh
+# tests/vm/rdma-guest.sh REPO all|latency VM_CACHE [LATENCY]: runs inside a tests/vm/boot.sh
 # guest (it needs soft-RoCE, which the host kernel lacks).  Creates an rxe
 # device over a dummy netdev, then with MODE all (tests/sys/rdma.t):
 # leap-memd A and B and leap-swapd with --transport rdma (r = 2), real swap
 # through them with leap-workload (self-verifying: exit 3 on a wrong page):
 # seq, seq with the prefetch path (a pagemap oracle pushing PREFETCH to the
 # control socket), stride:16 with B SIGKILLed mid-run, B restarted empty and
-# refilled then A killed; authentication and registration counters; then the
-# page-in latency of RDMA against TCP (MODE latency does only that).
+# refilled then A killed; the access gate, authentication and registration
+# counters; with LATENCY 1 then the page-in latency of RDMA against
+# TCP (MODE latency does only that).
 # Writes TAP lines to /run/leapvm/rdma.tap and the latency line to
 # /run/leapvm/latency.txt; the host turns them into its own TAP.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
-repo=$1 mode=${2:-all} vm_cache=${3:-$1/tests/vm/cache}
+repo=$1 mode=${2:-all} vm_cache=${3:-$1/tests/vm/cache} with_latency=${4:-0}
 B=$repo/bin
 out=/run/leapvm
 tap=$out/rdma.tap
@@ -277,8 +278,11 @@ out1=$(awk '$1 == "pswpout" {print $2}' /proc/vmstat)
 [ $((out1 - out0)) -gt 3000 ]
 t $? "pswpout grew by $((out1 - out0))"
 
-# Prefetching: an oracle reads the workload's pagemap and pushes the next
-# swapped slots to leap-swapd's control socket (as backend-swap.t does).
+# Prefetching: an oracle reads the workload's pagemap and pushes the
+# swapped slots just ahead of it to leap-swapd's control socket (as
+# backend-swap.t does, but aimed ahead of the workload: in a memcg a third
+# of the footprint, the first swapped pages by address are the ones just
+# evicted behind it).
 oracle()
 {
 	timeout -k 5 300 python3 - "$1" "$tmp/ctls" <<'PY'
@@ -303,7 +307,13 @@ while True:
     if not raw:
         break
     ents = struct.unpack("<%dQ" % (len(raw) // 8), raw)
-    offs = [(e >> 5) & ((1 << 50) - 1) for e in ents if e >> 62 & 1][:256]
+    # seq: the pages ahead of the workload are the swapped ones after the
+    # last resident page (those before it were evicted again behind it);
+    # none yet (the end of the fill is still resident): from the start.
+    last = max((i for i, e in enumerate(ents) if e >> 63 & 1), default=-1)
+    ahead = [e for e in ents[last + 1:] if e >> 62 & 1] or \
+            [e for e in ents if e >> 62 & 1]
+    offs = [(e >> 5) & ((1 << 50) - 1) for e in ahead][:256]
     if offs and cmd("PREFETCH " + " ".join(map(str, offs))).startswith(b"OK"):
         sent += len(offs)
     time.sleep(0.01)
@@ -372,5 +382,6 @@ wait "$swapds_pid"
 grep -Eq 'leap-swapd: reads=[0-9]+ writes=[0-9]+ .*errors=0 .*io_errors=0' "$tmp/swapds.log"
 t $? "leap-swapd ended without an I/O error: $(grep 'leap-swapd: reads=' "$tmp/swapds.log")"
 
-latency
+[ "$with_latency" = 1 ] && latency
+note "guest done"
 exit 0

@@ -7,7 +7,8 @@
  * a connection that never authenticated, and one that said HELLO but not
  * AUTH, try RDMA READ and WRITE at that very address with that very rkey:
  * each must fail (the server's QP has no remote access before AUTH), and
- * the page must still hold what the authenticated client wrote.
+ * the page must still hold what the authenticated client wrote.  An
+ * authenticated connection reading just outside the region is refused too.
  * Exit 0 when all holds, 1 otherwise (with the reason on stderr).
  */
 #include <errno.h>
@@ -141,6 +142,28 @@ int main(int argc, char **argv)
 				bad = 1;
 			c.t->close(&c);
 		}
+
+	/* Authenticated, but outside the exported region (one page past its
+	 * end, and the page just before its base): the device refuses. */
+	for (int k = 0; k < 2; k++) {
+		struct leap_conn c = {.fd = -1};
+		uint64_t out_of_range = k ? m.u.map.base - LEAP_WIRE_PAGE_SIZE
+					  : m.u.map.base + m.u.map.len;
+
+		rc = open_conn(&c, 1, 1);
+		if (rc) {
+			fprintf(stderr, "authenticated connect: %s\n", strerror(-rc));
+			bad = 1;
+			continue;
+		}
+		rc = leap_rdma_transport.read_pages(&c, rkey, &out_of_range, 1, out,
+						    leap_now_ms() + 5000);
+		printf("authenticated, RDMA READ %s the region: %s\n",
+		       k ? "just below" : "just past", rc ? strerror(-rc) : "SUCCEEDED");
+		if (!rc)
+			bad = 1;
+		c.t->close(&c);
+	}
 
 	/* The page is what the authenticated client wrote. */
 	rc = leap_rdma_transport.read_pages(&a, rkey, &raddr, 1, out,
