@@ -9,13 +9,17 @@ WIRE_SRCS := $(wildcard user/wire/*.c)
 WIRE_OBJS := $(patsubst user/%.c,$(BACKEND_DIR)/%.o,$(WIRE_SRCS))
 # libcrypto (OpenSSL) for HMAC-SHA256 and the CSPRNG.
 CRYPTO_LIBS := $(or $(shell pkg-config --libs libcrypto 2>/dev/null),-lcrypto)
+# rdma-core (libibverbs, librdmacm) for the RDMA verbs transport
+# (user/wire/rdma.c); linked everywhere the wire library is.
+RDMA_LIBS := $(or $(shell pkg-config --libs librdmacm libibverbs 2>/dev/null),-lrdmacm -libverbs)
+WIRE_LIBS := $(CRYPTO_LIBS) $(RDMA_LIBS) -pthread
 
 $(BACKEND_DIR)/wire/%.o: user/wire/%.c $(WIRE_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Iuser/wire -c $< -o $@
 
 UNIT_SRC_test_wire := $(WIRE_SRCS)
-UNIT_LIBS_test_wire := $(CRYPTO_LIBS)
+UNIT_LIBS_test_wire := $(WIRE_LIBS)
 $(OUTPUT)/tests/test_wire $(OUTPUT)/tests-san/test_wire: $(WIRE_SRCS) $(WIRE_HDRS)
 
 # ---- libFuzzer target: built when clang's fuzzer runtime is there
@@ -46,7 +50,7 @@ $(BACKEND_DIR)/memd/%.o: user/memd/%.c $(WIRE_HDRS) user/memd/memd.h | $(DEPS_ST
 
 $(BIN)/leap-memd: $(MEMD_OBJS) $(WIRE_OBJS) $(LIBLEAP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $^ -o $@ $(CRYPTO_LIBS)
+	$(CC) $(CFLAGS) $^ -o $@ $(WIRE_LIBS)
 
 # ---- memclient library and leap-memctl ----
 MEMCLIENT_OBJS := $(BACKEND_DIR)/memclient/memclient.o
@@ -60,12 +64,12 @@ $(BACKEND_DIR)/memclient/%.o: user/memclient/%.c $(WIRE_HDRS) user/memclient/mem
 $(BIN)/leap-memctl: $(BACKEND_DIR)/memclient/leap-memctl.o $(MEMCLIENT_OBJS) $(WIRE_OBJS) \
 		$(LIBLEAP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $^ -o $@ -pthread $(CRYPTO_LIBS)
+	$(CC) $(CFLAGS) $^ -o $@ -pthread $(WIRE_LIBS)
 
 ALL_BINS += $(BIN)/leap-memd $(BIN)/leap-memctl
 
 UNIT_SRC_test_wire_store := user/memd/store.c user/memclient/memclient.c $(WIRE_SRCS)
-UNIT_LIBS_test_wire_store := -Iuser/wire -Iuser/memd -Iuser/memclient -pthread $(CRYPTO_LIBS)
+UNIT_LIBS_test_wire_store := -Iuser/wire -Iuser/memd -Iuser/memclient -pthread $(WIRE_LIBS)
 $(OUTPUT)/tests/test_wire_store $(OUTPUT)/tests-san/test_wire_store: user/memd/memd.h \
 	user/memclient/memclient.h
 
@@ -83,10 +87,26 @@ $(BACKEND_DIR)/swapd/%.o: user/swapd/%.c $(WIRE_HDRS) user/memclient/memclient.h
 
 $(BIN)/leap-swapd: $(SWAPD_OBJS) $(MEMCLIENT_OBJS) $(WIRE_OBJS) $(LIBLEAP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $^ -o $@ $(FUSE_LIBS) -pthread $(CRYPTO_LIBS)
+	$(CC) $(CFLAGS) $^ -o $@ $(FUSE_LIBS) -pthread $(WIRE_LIBS)
 
 ALL_BINS += $(BIN)/leap-swapd
 
 UNIT_SRC_test_wire_cache := user/swapd/cache.c
 UNIT_LIBS_test_wire_cache := -Iuser/swapd -pthread
 $(OUTPUT)/tests/test_wire_cache $(OUTPUT)/tests-san/test_wire_cache: user/swapd/cache.h
+
+# ---- RDMA transport: latency against TCP in a soft-RoCE guest (root) ----
+.PHONY: rdma-latency
+rdma-latency: $(BIN)/leap-memd $(BIN)/leap-swapd $(BIN)/leap-memctl
+	bash tests/vm/rdma-latency.sh $(RDMA_KERNEL)
+
+UNIT_SRC_test_wire_rdma := $(WIRE_SRCS)
+UNIT_LIBS_test_wire_rdma := -Iuser/wire $(WIRE_LIBS)
+$(OUTPUT)/tests/test_wire_rdma $(OUTPUT)/tests-san/test_wire_rdma: $(WIRE_SRCS) $(WIRE_HDRS)
+
+# tests/sys/rdma.t's probe of the access gate (runs in the guest).
+RDMA_GATE := $(OUTPUT)/sys-helpers/leap-rdma-gate
+$(RDMA_GATE): tests/sys/helpers/leap-rdma-gate.c $(WIRE_OBJS) $(WIRE_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Iuser/wire $< $(WIRE_OBJS) -o $@ $(WIRE_LIBS)
+all: $(RDMA_GATE)

@@ -79,7 +79,8 @@ enum leap_wire_op {
 	LEAP_WOP_WRITE = 4,
 	LEAP_WOP_STATS = 5,
 	LEAP_WOP_ERROR = 6,
-	LEAP_WOP_MAX = LEAP_WOP_ERROR,
+	LEAP_WOP_MAP = 7, /* one-sided transports only (RDMA): see below */
+	LEAP_WOP_MAX = LEAP_WOP_MAP,
 };
 
 #define LEAP_WF_REPLY 0x01
@@ -114,6 +115,11 @@ enum leap_wire_stat {
 	LEAP_WSTAT_CLIENTS_TOTAL, /* accepted since start */
 	LEAP_WSTAT_AUTH_FAILURES,
 	LEAP_WSTAT_BAD_MESSAGES,
+	LEAP_WSTAT_MAP_REQS, /* MAP requests (RDMA: pages then move one-sided) */
+	LEAP_WSTAT_PAGES_MAPPED,
+	LEAP_WSTAT_MR_REGS, /* memory registrations (RDMA) */
+	LEAP_WSTAT_MR_DEREGS,
+	LEAP_WSTAT_MR_BYTES, /* bytes registered now */
 	LEAP_WSTAT_NR,
 };
 
@@ -152,6 +158,13 @@ struct leap_wire_msg {
 			uint32_t n;
 			uint64_t value[LEAP_WIRE_MAX_STATS];
 		} stats;
+		struct {
+			uint32_t dev, count, flags; /* flags: request */
+			uint32_t rkey;		    /* the rest: reply */
+			uint64_t present, base, len;
+			uint64_t offset[LEAP_WIRE_MAX_BATCH]; /* request */
+			uint32_t idx[LEAP_WIRE_MAX_BATCH];    /* reply */
+		} map;
 		struct {
 			uint32_t code, msg_len;
 			const char *msg; /* not NUL-terminated */
@@ -205,6 +218,28 @@ long leap_wire_enc_stats_rep(void *buf, size_t cap, uint64_t id, const uint64_t 
 			     uint32_t n);
 long leap_wire_enc_error(void *buf, size_t cap, uint64_t id, uint32_t code,
 			 const char *msg);
+
+/*
+ * MAP (RDMA transport only; a TCP server answers ERROR OP).  Pages then move
+ * with one-sided RDMA READ/WRITE on the server's exported page store, so the
+ * client must learn where each page lives:
+ *   request: u32 dev, u32 count, u32 flags (LEAP_WMAP_ALLOC: allocate absent
+ *            pages, all or nothing, else ERROR NOSPACE), u32 0, u64 offset[count]
+ *   reply:   u32 dev, u32 count, u64 present, u32 rkey, u32 0,
+ *            u64 base, u64 len (the exported region), u32 idx[count]
+ * Page i of the request is at base + idx[i] * PAGE_SIZE when present bit i
+ * is set; idx[i] is 0 otherwise.  The decoder refuses a reply whose region
+ * wraps or is not page-aligned, or any page outside it: a client never
+ * aims an RDMA operation outside what the server exported.  Only after AUTH.
+ */
+#define LEAP_WMAP_ALLOC	      0x1
+#define LEAP_WIRE_MAP_REQ_HDR 16
+#define LEAP_WIRE_MAP_REP_HDR 40
+long leap_wire_enc_map_req(void *buf, size_t cap, uint64_t id, uint32_t dev,
+			   uint32_t count, uint32_t flags, const uint64_t *offset);
+long leap_wire_enc_map_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
+			   uint32_t count, uint64_t present, uint32_t rkey, uint64_t base,
+			   uint64_t len, const uint32_t *idx);
 
 /* ---- authentication (user/wire/auth.c, OpenSSL libcrypto) --------------- */
 

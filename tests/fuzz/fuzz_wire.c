@@ -55,6 +55,25 @@ static void check_accepted(const uint8_t *buf, size_t len, const struct leap_wir
 	case LEAP_WOP_STATS:
 		CHECK(m->u.stats.n <= LEAP_WIRE_MAX_STATS);
 		break;
+	case LEAP_WOP_MAP:
+		CHECK(m->u.map.count >= 1 && m->u.map.count <= LEAP_WIRE_MAX_BATCH);
+		if (!(m->hdr.flags & LEAP_WF_REPLY)) {
+			for (uint32_t i = 0; i < m->u.map.count; i++) {
+				CHECK(m->u.map.offset[i] % LEAP_WIRE_PAGE_SIZE == 0);
+				CHECK(m->u.map.offset[i] < LEAP_WIRE_MAX_OFFSET);
+			}
+			break;
+		}
+		/* An accepted reply never points an RDMA operation outside the
+		 * region the server exported. */
+		CHECK(m->u.map.base % LEAP_WIRE_PAGE_SIZE == 0 && m->u.map.len > 0);
+		CHECK(m->u.map.base + m->u.map.len > m->u.map.base);
+		for (uint32_t i = 0; i < m->u.map.count; i++)
+			if (m->u.map.present >> i & 1)
+				CHECK((uint64_t)(m->u.map.idx[i] + 1ULL) *
+					      LEAP_WIRE_PAGE_SIZE <=
+				      m->u.map.len);
+		break;
 	}
 }
 
@@ -82,7 +101,8 @@ static long build(const uint8_t **p, size_t *n)
 {
 	uint64_t off[LEAP_WIRE_MAX_BATCH], v[LEAP_WIRE_MAX_STATS] = {0};
 	uint8_t blob[LEAP_WIRE_NONCE_LEN] = {0};
-	unsigned kind = (unsigned)take(p, n, 1) % 9;
+	unsigned kind = (unsigned)take(p, n, 1) % 11;
+	uint32_t idx[LEAP_WIRE_MAX_BATCH];
 	uint64_t id = take(p, n, 8);
 	uint32_t count = (uint32_t)take(p, n, 1) % LEAP_WIRE_MAX_BATCH + 1;
 	uint32_t dev = (uint32_t)take(p, n, 4);
@@ -120,6 +140,16 @@ static long build(const uint8_t **p, size_t *n)
 	case 7:
 		return leap_wire_enc_stats_rep(msgbuf, sizeof(msgbuf), id, v,
 					       count % (LEAP_WIRE_MAX_STATS + 1));
+	case 9:
+		return leap_wire_enc_map_req(msgbuf, sizeof(msgbuf), id, dev, count,
+					     dev & LEAP_WMAP_ALLOC, off);
+	case 10:
+		for (uint32_t i = 0; i < count; i++)
+			idx[i] = (uint32_t)(off[i] / LEAP_WIRE_PAGE_SIZE % 4096);
+		return leap_wire_enc_map_rep(
+			msgbuf, sizeof(msgbuf), id, dev, count,
+			count < 64 ? off[0] & ((1ULL << count) - 1) : off[0], dev,
+			off[1 % count] & ~0xfffULL, 4096ULL * LEAP_WIRE_PAGE_SIZE, idx);
 	default:
 		memset(msg, 'e', sizeof(msg));
 		msg[count * 2 < sizeof(msg) ? count * 2 : sizeof(msg) - 1] = '\0';

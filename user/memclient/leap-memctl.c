@@ -41,6 +41,7 @@ enum { OPT_RETRY = 0x100, OPT_STRIPE, OPT_SECONDS, OPT_WRITE_PCT, OPT_BATCH };
 static const struct argp_option options[] = {
 	{"server", 's', "ADDR:PORT", 0, "A leap-memd server (repeat for striping)", 0},
 	{"secret-file", 'k', "FILE", 0, "Shared secret, mode 0600", 0},
+	{"transport", 't', "NAME", 0, "tcp (default) or rdma", 0},
 	{"replicas", 'r', "R", 0, "1 (default) or 2", 0},
 	{"dev", 'd', "ID", 0, "Device id on the servers (default 1)", 0},
 	{"pages", 'n', "N", 0, "Device size in pages (default 4096)", 0},
@@ -66,10 +67,15 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	struct args *a = st->input;
 	unsigned long long v = 0;
 
-	if (arg && key != 's' && key != 'k' && key != ARGP_KEY_ARG &&
+	if (arg && key != 's' && key != 'k' && key != 't' && key != ARGP_KEY_ARG &&
 	    leap_parse_uint(arg, 0, UINT32_MAX, &v) && key != 'S')
 		argp_error(st, "bad number '%s'", arg);
 	switch (key) {
+	case 't':
+		a->mc.transport = leap_transport_find(arg);
+		if (!a->mc.transport)
+			argp_error(st, "unknown transport '%s' (tcp or rdma)", arg);
+		break;
 	case 's':
 		if (a->mc.nservers >= LEAP_MC_MAX_SERVERS)
 			argp_error(st, "at most %d servers", LEAP_MC_MAX_SERVERS);
@@ -157,8 +163,10 @@ static bool page_is(const uint64_t *w, uint64_t seed, uint32_t dev, uint64_t pg,
 /* ---- commands ------------------------------------------------------------- */
 
 static const char *const stat_names[LEAP_WSTAT_NR] = {
-	"capacity_pages", "used_pages", "read_reqs",	 "write_reqs",	  "pages_read",
-	"pages_written",  "clients",	"clients_total", "auth_failures", "bad_messages",
+	"capacity_pages", "used_pages",	   "read_reqs", "write_reqs",
+	"pages_read",	  "pages_written", "clients",	"clients_total",
+	"auth_failures",  "bad_messages",  "map_reqs",	"pages_mapped",
+	"mr_regs",	  "mr_deregs",	   "mr_bytes",
 };
 
 static int cmd_stats(struct leap_mc *mc, const struct args *a)

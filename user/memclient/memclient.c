@@ -24,7 +24,9 @@
 #define PS_WRITING 0x08 /* a write is in flight: replicas hold old or new data */
 
 #define CHUNK_LOCKS 256
-#define TX_CAP	    (LEAP_WIRE_HDR_SIZE + LEAP_WIRE_IO_HDR + 8 * LEAP_WIRE_MAX_BATCH)
+/* The largest request we build: a MAP of a full batch. */
+#define TX_CAP (LEAP_WIRE_HDR_SIZE + LEAP_WIRE_MAP_REQ_HDR + 8 * LEAP_WIRE_MAX_BATCH)
+_Static_assert(LEAP_WIRE_MAP_REQ_HDR >= LEAP_WIRE_IO_HDR, "TX_CAP fits READ/WRITE");
 
 struct mc_server {
 	struct leap_mc *mc;
@@ -40,6 +42,12 @@ struct mc_server {
 	uint64_t next_id;
 	uint8_t tx[TX_CAP];
 	uint8_t *rx; /* LEAP_WIRE_MAX_MSG */
+	/* One-sided transports (RDMA): where each page lives in this server's
+	 * exported store (index + 1; 0 = ask with MAP), and that store, both
+	 * learned on this connection and forgotten with it. */
+	uint32_t *ridx; /* dev_pages entries */
+	struct leap_export region;
+	bool have_region;
 };
 
 struct leap_mc {
@@ -91,6 +99,9 @@ static void srv_disconnect(struct mc_server *s)
 	if (s->c.fd >= 0)
 		s->c.t->close(&s->c);
 	s->c.fd = -1;
+	if (s->ridx && s->have_region)
+		memset(s->ridx, 0, s->mc->cfg.dev_pages * sizeof(*s->ridx));
+	s->have_region = false;
 }
 
 /* Sends one request (iov) and receives its reply into s->rx, decoded into m.
@@ -208,10 +219,12 @@ fail:
  * is left in s->rx / m.  Call with s->lock held.
  */
 typedef long (*build_fn)(struct mc_server *s, uint64_t id, void *arg);
+/* Instead of build: one whole attempt (one-sided transports' page path). */
+typedef int (*attempt_fn)(struct mc_server *s, void *arg);
 
-static int srv_request(struct mc_server *s, build_fn build, void *arg,
-		       const void *payload, size_t payload_len, unsigned op,
-		       struct leap_wire_msg *m)
+static int srv_request_(struct mc_server *s, build_fn build, attempt_fn try_fn, void *arg,
+			const void *payload, size_t payload_len, unsigned op,
+			struct leap_wire_msg *m)
 {
 	struct leap_mc *mc = s->mc;
 	int64_t start = leap_now_ms(), deadline = start + mc->cfg.retry_ms;
@@ -239,12 +252,17 @@ static int srv_request(struct mc_server *s, build_fn build, void *arg,
 			rc = 0;
 		}
 		if (rc == 0) {
-			uint64_t id = ++s->next_id;
-			long n = build(s, id, arg);
-			struct iovec iov[2] = {{s->tx, (size_t)n},
-					       {(void *)payload, payload_len}};
+			if (try_fn) {
+				rc = try_fn(s, arg);
+			} else {
+				uint64_t id = ++s->next_id;
+				long n = build(s, id, arg);
+				struct iovec iov[2] = {{s->tx, (size_t)n},
+						       {(void *)payload, payload_len}};
 
-			rc = srv_roundtrip(s, iov, payload_len ? 2 : 1, id, op, m);
+				rc = srv_roundtrip(s, iov, payload_len ? 2 : 1, id, op,
+						   m);
+			}
 			if (rc == 0) {
 				s->down = false;
 				s->probe_ms = 0;
@@ -275,6 +293,13 @@ static int srv_request(struct mc_server *s, build_fn build, void *arg,
 	return rc < 0 ? rc : -EIO;
 }
 
+static int srv_request(struct mc_server *s, build_fn build, void *arg,
+		       const void *payload, size_t payload_len, unsigned op,
+		       struct leap_wire_msg *m)
+{
+	return srv_request_(s, build, NULL, arg, payload, payload_len, op, m);
+}
+
 /* ---- READ / WRITE of one chunk on one server ----------------------------- */
 
 struct io_arg {
@@ -297,6 +322,102 @@ static long build_stats(struct mc_server *s, uint64_t id, void *p)
 	return leap_wire_enc_empty(s->tx, sizeof(s->tx), LEAP_WOP_STATS, 0, id);
 }
 
+/* ---- one-sided transports (RDMA): MAP, then RDMA READ/WRITE ------------- */
+
+struct page_arg {
+	unsigned op;
+	uint32_t count;
+	const uint64_t *offset;
+	uint8_t *const *out; /* READ */
+	uint64_t *present;   /* READ */
+	const void *pages;   /* WRITE */
+};
+
+/* Learns with one MAP where the pages not known yet live on s, allocating
+ * them for a write.  The decoder has checked every index against the
+ * exported region; the region must not change within a connection. */
+static int srv_map(struct mc_server *s, const uint64_t *offset, uint32_t count,
+		   bool alloc)
+{
+	uint64_t need[LEAP_WIRE_MAX_BATCH], id;
+	struct leap_wire_msg m;
+	struct iovec iov;
+	uint32_t n = 0;
+	long len;
+	int rc;
+
+	for (uint32_t i = 0; i < count; i++)
+		if (!s->ridx[offset[i] / LEAP_WIRE_PAGE_SIZE])
+			need[n++] = offset[i];
+	if (!n)
+		return 0;
+	id = ++s->next_id;
+	len = leap_wire_enc_map_req(s->tx, sizeof(s->tx), id, s->mc->cfg.dev, n,
+				    alloc ? LEAP_WMAP_ALLOC : 0, need);
+	if (len < 0)
+		return -EINVAL;
+	iov = (struct iovec){s->tx, (size_t)len};
+	rc = srv_roundtrip(s, &iov, 1, id, LEAP_WOP_MAP, &m);
+	if (rc)
+		return rc;
+	if (m.u.map.count != n || m.u.map.dev != s->mc->cfg.dev)
+		return -EPROTO;
+	if (s->have_region &&
+	    (m.u.map.rkey != s->region.rkey || m.u.map.base != s->region.base ||
+	     m.u.map.len != s->region.len))
+		return -EPROTO;
+	s->region = (struct leap_export){m.u.map.base, m.u.map.len, m.u.map.rkey};
+	s->have_region = true;
+	for (uint32_t j = 0; j < n; j++) {
+		if (m.u.map.present >> j & 1)
+			s->ridx[need[j] / LEAP_WIRE_PAGE_SIZE] = m.u.map.idx[j] + 1;
+		else if (alloc)
+			return -EPROTO; /* an allocating MAP maps all or answers NOSPACE
+					 */
+	}
+	return 0;
+}
+
+static int try_pages(struct mc_server *s, void *p)
+{
+	struct page_arg *a = p;
+	const struct leap_transport *t = s->c.t;
+	int64_t deadline = leap_now_ms() + s->mc->cfg.io_timeout_ms;
+	uint64_t raddr[LEAP_WIRE_MAX_BATCH], present = 0;
+	uint8_t *out[LEAP_WIRE_MAX_BATCH];
+	uint32_t k = 0;
+	int rc;
+
+	rc = srv_map(s, a->offset, a->count, a->op == LEAP_WOP_WRITE);
+	if (rc)
+		return rc;
+	for (uint32_t i = 0; i < a->count; i++) {
+		uint32_t r = s->ridx[a->offset[i] / LEAP_WIRE_PAGE_SIZE];
+
+		if (!r) {
+			if (a->op == LEAP_WOP_WRITE)
+				return -EPROTO;
+			memset(a->out[i], 0, LEAP_WIRE_PAGE_SIZE);
+			continue;
+		}
+		raddr[k] = s->region.base + (uint64_t)(r - 1) * LEAP_WIRE_PAGE_SIZE;
+		if (a->op == LEAP_WOP_READ)
+			out[k] = a->out[i];
+		present |= 1ULL << i;
+		k++;
+	}
+	if (a->op == LEAP_WOP_WRITE)
+		return t->write_pages(&s->c, s->region.rkey, raddr, k, a->pages,
+				      deadline);
+	if (k) {
+		rc = t->read_pages(&s->c, s->region.rkey, raddr, k, out, deadline);
+		if (rc)
+			return rc;
+	}
+	*a->present = present;
+	return 0;
+}
+
 static int srv_write(struct mc_server *s, const uint64_t *offset, uint32_t count,
 		     const void *pages)
 {
@@ -305,6 +426,16 @@ static int srv_write(struct mc_server *s, const uint64_t *offset, uint32_t count
 	int rc;
 
 	pthread_mutex_lock(&s->lock);
+	if (s->ridx) {
+		struct page_arg pa = {.op = LEAP_WOP_WRITE,
+				      .count = count,
+				      .offset = offset,
+				      .pages = pages};
+
+		rc = srv_request_(s, NULL, try_pages, &pa, NULL, 0, LEAP_WOP_WRITE, &m);
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
 	rc = srv_request(s, build_io, &a, pages, (size_t)count * LEAP_WIRE_PAGE_SIZE,
 			 LEAP_WOP_WRITE, &m);
 	if (rc == 0 && (m.u.io.count != count || m.u.io.dev != s->mc->cfg.dev))
@@ -322,6 +453,17 @@ static int srv_read(struct mc_server *s, const uint64_t *offset, uint32_t count,
 	int rc;
 
 	pthread_mutex_lock(&s->lock);
+	if (s->ridx) {
+		struct page_arg pa = {.op = LEAP_WOP_READ,
+				      .count = count,
+				      .offset = offset,
+				      .out = out,
+				      .present = present};
+
+		rc = srv_request_(s, NULL, try_pages, &pa, NULL, 0, LEAP_WOP_READ, &m);
+		pthread_mutex_unlock(&s->lock);
+		return rc;
+	}
 	rc = srv_request(s, build_io, &a, NULL, 0, LEAP_WOP_READ, &m);
 	if (rc == 0 && (m.u.io.count != count || m.u.io.dev != s->mc->cfg.dev))
 		rc = -EPROTO;
@@ -711,6 +853,11 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 		s->rx = malloc(LEAP_WIRE_MAX_MSG);
 		if (!s->rx)
 			goto nomem;
+		if (mc->cfg.transport->read_pages && mc->cfg.transport->write_pages) {
+			s->ridx = calloc(cfg->dev_pages, sizeof(*s->ridx));
+			if (!s->ridx)
+				goto nomem;
+		}
 	}
 	for (unsigned i = 0; i < cfg->nservers; i++)
 		if (srv_connect(&mc->srv[i], err, errlen)) {
@@ -754,6 +901,7 @@ void leap_mc_close(struct leap_mc *mc)
 			pthread_mutex_destroy(&mc->srv[i].lock);
 		}
 		free(mc->srv[i].rx);
+		free(mc->srv[i].ridx);
 	}
 	free(mc->pstate);
 	OPENSSL_cleanse(mc->secret, sizeof(mc->secret));

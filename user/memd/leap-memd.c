@@ -36,7 +36,10 @@ static const struct argp_option options[] = {
 	{"listen", 'l', "ADDR:PORT", 0, "Address to listen on (default 127.0.0.1:7480)",
 	 0},
 	{"secret-file", 'k', "FILE", 0, "Shared secret, mode 0600 (required)", 0},
-	{"transport", 't', "NAME", 0, "Transport: tcp (default)", 0},
+	{"transport", 't', "NAME", 0,
+	 "Transport: tcp (default) or rdma (listen on the IP of the RDMA device's "
+	 "netdev)",
+	 0},
 	{"max-clients", OPT_MAX_CLIENTS, "N", 0, "Connections at once (default 64)", 0},
 	{"auth-timeout", OPT_AUTH_TIMEOUT, "MS", 0,
 	 "Drop peers not authenticated within MS (default 5000)", 0},
@@ -84,7 +87,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case 't':
 		a->cfg.transport = leap_transport_find(arg);
 		if (!a->cfg.transport)
-			argp_error(st, "unknown transport '%s'", arg);
+			argp_error(st, "unknown transport '%s' (tcp or rdma)", arg);
 		break;
 	case OPT_MAX_CLIENTS:
 		if (parse_uint(arg, 1, 4096, &v))

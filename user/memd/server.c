@@ -24,6 +24,7 @@
 #include <openssl/crypto.h>
 
 #include "memd.h"
+#include "rdma_mr.h"
 
 enum conn_state { ST_HELLO, ST_AUTH, ST_READY };
 
@@ -50,6 +51,9 @@ struct server {
 	unsigned nconns;
 	uint64_t stat[LEAP_WSTAT_NR];
 	bool stop;
+	/* One-sided transports: the store as peers see it (MAP hands it out). */
+	bool exported;
+	struct leap_export ex;
 };
 
 #define LOG(fmt, ...) fprintf(stderr, "leap-memd: " fmt "\n", ##__VA_ARGS__)
@@ -139,6 +143,12 @@ static void handle_auth(struct server *s, struct conn *cn, const struct leap_wir
 	}
 	/* A nonce answers one challenge only. */
 	OPENSSL_cleanse(cn->nonce, sizeof(cn->nonce));
+	/* Only now may the peer reach the exported store (RDMA). */
+	if (cn->c.t->grant && cn->c.t->grant(&cn->c)) {
+		reply_error(s, cn, m->hdr.req_id, LEAP_WERR_INTERNAL,
+			    "cannot grant access");
+		return;
+	}
 	cn->state = ST_READY;
 	cn->tx_len = (size_t)leap_wire_enc_empty(cn->tx, LEAP_WIRE_MAX_MSG, LEAP_WOP_AUTH,
 						 LEAP_WF_REPLY, m->hdr.req_id);
@@ -195,6 +205,53 @@ static void handle_write(struct server *s, struct conn *cn, const struct leap_wi
 	s->stat[LEAP_WSTAT_USED_PAGES] = s->store->used;
 }
 
+/*
+ * MAP: where the pages are in the exported store, allocating absent ones
+ * for a write (all or nothing, as handle_write).  The pages then move by
+ * RDMA without this thread.  memd never moves or frees a page, so an answer
+ * stays true for the life of this process (its instance id).
+ */
+static void handle_map(struct server *s, struct conn *cn, const struct leap_wire_msg *m)
+{
+	uint32_t count = m->u.map.count, fresh = 0, idx[LEAP_WIRE_MAX_BATCH];
+	uint64_t present = 0;
+	bool alloc = m->u.map.flags & LEAP_WMAP_ALLOC;
+
+	if (!s->exported) {
+		reply_error(s, cn, m->hdr.req_id, LEAP_WERR_OP,
+			    "MAP needs a one-sided transport (--transport rdma)");
+		return;
+	}
+	if (alloc) {
+		for (uint32_t i = 0; i < count; i++)
+			if (!memd_store_find(s->store, m->u.map.dev, m->u.map.offset[i]))
+				fresh++;
+		if (s->store->used + fresh > s->store->capacity) {
+			reply_error(s, cn, m->hdr.req_id, LEAP_WERR_NOSPACE, NULL);
+			return;
+		}
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		uint8_t *pg =
+			alloc ? memd_store_get(s->store, m->u.map.dev, m->u.map.offset[i])
+			      : memd_store_find(s->store, m->u.map.dev,
+						m->u.map.offset[i]);
+
+		idx[i] = 0;
+		if (pg) {
+			idx[i] = (uint32_t)((size_t)(pg - s->store->arena) /
+					    LEAP_WIRE_PAGE_SIZE);
+			present |= 1ULL << i;
+		}
+	}
+	cn->tx_len = (size_t)leap_wire_enc_map_rep(
+		cn->tx, LEAP_WIRE_MAX_MSG, m->hdr.req_id, m->u.map.dev, count, present,
+		s->ex.rkey, s->ex.base, s->ex.len, idx);
+	s->stat[LEAP_WSTAT_MAP_REQS]++;
+	s->stat[LEAP_WSTAT_PAGES_MAPPED] += count;
+	s->stat[LEAP_WSTAT_USED_PAGES] = s->store->used;
+}
+
 static void handle(struct server *s, struct conn *cn)
 {
 	struct leap_wire_msg m;
@@ -202,8 +259,11 @@ static void handle(struct server *s, struct conn *cn)
 	static const enum conn_state need[] = {
 		[LEAP_WOP_HELLO] = ST_HELLO, [LEAP_WOP_AUTH] = ST_AUTH,
 		[LEAP_WOP_READ] = ST_READY,  [LEAP_WOP_WRITE] = ST_READY,
-		[LEAP_WOP_STATS] = ST_READY,
+		[LEAP_WOP_STATS] = ST_READY, [LEAP_WOP_ERROR] = ST_READY,
+		[LEAP_WOP_MAP] = ST_READY,
 	};
+	_Static_assert(sizeof(need) / sizeof(need[0]) == LEAP_WOP_MAX + 1,
+		       "a state for every opcode");
 
 	cn->tx_off = 0;
 	cn->tx_len = 0;
@@ -235,12 +295,22 @@ static void handle(struct server *s, struct conn *cn)
 	case LEAP_WOP_WRITE:
 		handle_write(s, cn, &m);
 		break;
-	case LEAP_WOP_STATS:
+	case LEAP_WOP_MAP:
+		handle_map(s, cn, &m);
+		break;
+	case LEAP_WOP_STATS: {
+		struct leap_mr_stats mr;
+
+		leap_mr_get_stats(&mr);
+		s->stat[LEAP_WSTAT_MR_REGS] = mr.regs;
+		s->stat[LEAP_WSTAT_MR_DEREGS] = mr.deregs;
+		s->stat[LEAP_WSTAT_MR_BYTES] = mr.bytes;
 		s->stat[LEAP_WSTAT_CAPACITY_PAGES] = s->store->capacity;
 		s->stat[LEAP_WSTAT_USED_PAGES] = s->store->used;
 		cn->tx_len = (size_t)leap_wire_enc_stats_rep(
 			cn->tx, LEAP_WIRE_MAX_MSG, m.hdr.req_id, s->stat, LEAP_WSTAT_NR);
 		break;
+	}
 	}
 }
 
@@ -430,6 +500,17 @@ int memd_serve(const struct memd_config *cfg, struct memd_store *store)
 	if (cfg->transport->listen(&s.listener, cfg->listen, err, sizeof(err))) {
 		LOG("%s", err);
 		return 1;
+	}
+	/* One-sided transports: register the whole store once, up front. */
+	if (cfg->transport->export_mem) {
+		if (cfg->transport->export_mem(&s.listener, store->arena,
+					       store->capacity * LEAP_WIRE_PAGE_SIZE,
+					       &s.ex, err, sizeof(err))) {
+			LOG("%s", err);
+			s.listener.t->close(&s.listener);
+			return 1;
+		}
+		s.exported = true;
 	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);

@@ -29,6 +29,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "rdma_mr.h"
 #include "swapd.h"
 
 #define CTL_LINE_MAX  65536
@@ -263,12 +264,14 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 	struct swapd *sd = ctl->sd;
 	struct pcache_stats c;
 	struct leap_mc_counters m;
+	struct leap_mr_stats mr;
 	struct swapd_counters s;
 	uint64_t queued, dropped, qlen;
 	char out[1024];
 
 	pcache_get_stats(&sd->cache, &c);
 	leap_mc_get_counters(sd->mc, &m);
+	leap_mr_get_stats(&mr);
 	pthread_mutex_lock(&sd->stat_lock);
 	s = sd->cnt;
 	pthread_mutex_unlock(&sd->stat_lock);
@@ -282,7 +285,8 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 "cache_pages=%u cached=%llu prefetched=%llu hits=%llu misses=%llu "
 		 "evicted_hit=%llu evicted_unused=%llu invalidated=%llu kept=%llu "
 		 "queued=%llu dropped=%llu queue=%llu commands=%llu bad_commands=%llu "
-		 "resilvered=%llu under_replicated=%llu\n",
+		 "resilvered=%llu under_replicated=%llu mr_regs=%llu mr_deregs=%llu "
+		 "mr_bytes=%llu\n",
 		 (unsigned long long)s.reads, (unsigned long long)s.writes,
 		 (unsigned long long)s.pages_in, (unsigned long long)s.pages_out,
 		 (unsigned long long)s.errors, sd->cache.cap,
@@ -293,7 +297,8 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 (unsigned long long)queued, (unsigned long long)dropped,
 		 (unsigned long long)qlen, (unsigned long long)ctl->commands,
 		 (unsigned long long)ctl->bad_commands, (unsigned long long)m.resilvered,
-		 (unsigned long long)m.under_replicated);
+		 (unsigned long long)m.under_replicated, (unsigned long long)mr.regs,
+		 (unsigned long long)mr.deregs, (unsigned long long)mr.bytes);
 	reply(fd, out);
 }
 

@@ -47,6 +47,7 @@ static const struct argp_option options[] = {
 	{"size", 'S', "SIZE", 0, "Device size: bytes or K/M/G (required)", 0},
 	{"server", 's', "ADDR:PORT", 0, "A leap-memd server (repeat to stripe)", 0},
 	{"secret-file", 'k', "FILE", 0, "Shared secret, mode 0600 (required)", 0},
+	{"transport", 't', "NAME", 0, "tcp (default) or rdma (RDMA verbs, one-sided)", 0},
 	{"replicas", 'r', "R", 0, "Copies of each page: 1 (default) or 2", 0},
 	{"dev", 'd', "ID", 0, "Device id on the servers (default 1)", 0},
 	{"stripe", OPT_STRIPE, "PAGES", 0, "Stripe unit in pages (default 16)", 0},
@@ -96,6 +97,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case 'k':
 		a->secret_file = arg;
+		break;
+	case 't':
+		a->mc.transport = leap_transport_find(arg);
+		if (!a->mc.transport)
+			argp_error(st, "unknown transport '%s' (tcp or rdma)", arg);
 		break;
 	case 'r':
 		if (leap_parse_uint(arg, 10, 2, &v) || v < 1)

@@ -250,6 +250,8 @@ const struct leap_transport *leap_transport_find(const char *name)
 {
 	if (strcmp(name, "tcp") == 0)
 		return &leap_tcp_transport;
+	if (strcmp(name, "rdma") == 0)
+		return &leap_rdma_transport;
 	return NULL;
 }
 

@@ -6,6 +6,17 @@
  * and exposes one pollable fd that becomes readable when recv can make
  * progress (for verbs: the completion channel's fd).  Messages are never
  * interleaved: a sender writes one message completely before the next.
+ *
+ * One-sided transports (RDMA, user/wire/rdma.c) add the optional calls at
+ * the end: a server exports memory and grants access to a peer once it has
+ * authenticated; a client moves whole pages with RDMA READ/WRITE at remote
+ * addresses it learned through the protocol's MAP message.  A byte stream
+ * is the wrong shape for that (the point is that the server's CPU does not
+ * copy pages), so the page path is a separate call that memclient uses when
+ * it is there, and the stream stays for HELLO/AUTH/STATS/MAP.  A stream
+ * send never returns -EAGAIN on such a transport: it waits for send slots
+ * (bounded), since the pollable fd (a completion channel) never reports
+ * writability.  docs/backend.md explains the choice.
  */
 #ifndef LEAP_WIRE_TRANSPORT_H
 #define LEAP_WIRE_TRANSPORT_H
@@ -16,6 +27,12 @@
 #include <sys/uio.h>
 
 struct leap_transport;
+
+/* Memory a server exports to authenticated peers (one-sided transports). */
+struct leap_export {
+	uint64_t base, len;
+	uint32_t rkey;
+};
 
 struct leap_conn {
 	const struct leap_transport *t;
@@ -40,11 +57,31 @@ struct leap_transport {
 	void (*close)(struct leap_conn *c);
 	/* The bound address of a listener, "ADDR:PORT". */
 	int (*local_addr)(struct leap_conn *l, char *buf, size_t len);
+
+	/* ---- optional: one-sided transports only (NULL for TCP) ---- */
+	/* Server: registers [addr, addr + len) for remote READ/WRITE through
+	 * the listener's device (once; undone by close of the listener). */
+	int (*export_mem)(struct leap_conn *l, void *addr, size_t len,
+			  struct leap_export *ex, char *err, size_t errlen);
+	/* Server: the peer has authenticated: let it reach exported memory.
+	 * Before this a connection has no remote access at all, whatever
+	 * rkey it guesses. */
+	int (*grant)(struct leap_conn *c);
+	/* Client: n (<= LEAP_WIRE_MAX_BATCH) pages at remote addresses raddr[i]
+	 * (rkey) into out[i], or from pages (n consecutive pages) to them.
+	 * 0 or -errno; after an error the connection is unusable (close it:
+	 * a page is never reported read or written unless it was). */
+	int (*read_pages)(struct leap_conn *c, uint32_t rkey, const uint64_t *raddr,
+			  uint32_t n, uint8_t *const *out, int64_t deadline_ms);
+	int (*write_pages)(struct leap_conn *c, uint32_t rkey, const uint64_t *raddr,
+			   uint32_t n, const void *pages, int64_t deadline_ms);
 };
 
 extern const struct leap_transport leap_tcp_transport;
+/* RDMA verbs over RDMA CM (RC queue pairs); user/wire/rdma.c. */
+extern const struct leap_transport leap_rdma_transport;
 
-/* Transport by name ("tcp"); NULL if unknown. */
+/* Transport by name ("tcp", "rdma"); NULL if unknown. */
 const struct leap_transport *leap_transport_find(const char *name);
 
 /*

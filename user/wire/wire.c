@@ -20,6 +20,7 @@ static const char *const op_names[] = {
 	[LEAP_WOP_HELLO] = "HELLO", [LEAP_WOP_AUTH] = "AUTH",
 	[LEAP_WOP_READ] = "READ",   [LEAP_WOP_WRITE] = "WRITE",
 	[LEAP_WOP_STATS] = "STATS", [LEAP_WOP_ERROR] = "ERROR",
+	[LEAP_WOP_MAP] = "MAP",
 };
 
 static const char *const err_names[] = {
@@ -168,6 +169,64 @@ static int decode_io_req(const uint8_t *p, uint32_t len, struct leap_wire_msg *m
 	return 0;
 }
 
+static int decode_map_req(const uint8_t *p, uint32_t len, struct leap_wire_msg *m)
+{
+	if (len < LEAP_WIRE_MAP_REQ_HDR)
+		return -LEAP_WERR_LENGTH;
+	m->u.map.dev = get32(p);
+	m->u.map.count = get32(p + 4);
+	m->u.map.flags = get32(p + 8);
+	if (m->u.map.count < 1 || m->u.map.count > LEAP_WIRE_MAX_BATCH)
+		return -LEAP_WERR_BATCH;
+	if ((m->u.map.flags & ~LEAP_WMAP_ALLOC) || get32(p + 12) != 0)
+		return -LEAP_WERR_OP;
+	if (len != LEAP_WIRE_MAP_REQ_HDR + 8ULL * m->u.map.count)
+		return -LEAP_WERR_LENGTH;
+	for (uint32_t i = 0; i < m->u.map.count; i++) {
+		m->u.map.offset[i] = get64(p + LEAP_WIRE_MAP_REQ_HDR + 8 * i);
+		if (check_offset(m->u.map.offset[i]))
+			return -LEAP_WERR_OFFSET;
+	}
+	return 0;
+}
+
+/*
+ * The reply hands out remote addresses: everything is checked so that no
+ * page can point outside the exported region (a buggy or hostile server
+ * would otherwise aim our RDMA READ/WRITE at memory it did not export, or
+ * at another page than the one asked for).
+ */
+static int decode_map_rep(const uint8_t *p, uint32_t len, struct leap_wire_msg *m)
+{
+	uint64_t pages;
+
+	if (len < LEAP_WIRE_MAP_REP_HDR)
+		return -LEAP_WERR_LENGTH;
+	m->u.map.dev = get32(p);
+	m->u.map.count = get32(p + 4);
+	if (m->u.map.count < 1 || m->u.map.count > LEAP_WIRE_MAX_BATCH)
+		return -LEAP_WERR_BATCH;
+	if (len != LEAP_WIRE_MAP_REP_HDR + 4ULL * m->u.map.count || get32(p + 20) != 0)
+		return -LEAP_WERR_LENGTH;
+	m->u.map.present = get64(p + 8);
+	m->u.map.rkey = get32(p + 16);
+	m->u.map.base = get64(p + 24);
+	m->u.map.len = get64(p + 32);
+	if (m->u.map.count < 64 && (m->u.map.present >> m->u.map.count))
+		return -LEAP_WERR_LENGTH;
+	if (m->u.map.base % LEAP_WIRE_PAGE_SIZE || m->u.map.len % LEAP_WIRE_PAGE_SIZE ||
+	    m->u.map.len == 0 || m->u.map.base + m->u.map.len < m->u.map.base)
+		return -LEAP_WERR_RANGE;
+	pages = m->u.map.len / LEAP_WIRE_PAGE_SIZE;
+	for (uint32_t i = 0; i < m->u.map.count; i++) {
+		m->u.map.idx[i] = get32(p + LEAP_WIRE_MAP_REP_HDR + 4 * i);
+		if (m->u.map.present >> i & 1 ? m->u.map.idx[i] >= pages
+					      : m->u.map.idx[i] != 0)
+			return -LEAP_WERR_RANGE;
+	}
+	return 0;
+}
+
 static int decode_request(const uint8_t *p, uint32_t len, struct leap_wire_msg *m)
 {
 	switch (m->hdr.opcode) {
@@ -190,6 +249,8 @@ static int decode_request(const uint8_t *p, uint32_t len, struct leap_wire_msg *
 		return decode_io_req(p, len, m);
 	case LEAP_WOP_STATS:
 		return len == 0 ? 0 : -LEAP_WERR_LENGTH;
+	case LEAP_WOP_MAP:
+		return decode_map_req(p, len, m);
 	}
 	return -LEAP_WERR_OP;
 }
@@ -254,6 +315,8 @@ static int decode_reply(const uint8_t *p, uint32_t len, struct leap_wire_msg *m)
 			return -LEAP_WERR_LENGTH;
 		m->u.error.msg = (const char *)p + 8;
 		return 0;
+	case LEAP_WOP_MAP:
+		return decode_map_rep(p, len, m);
 	}
 	return -LEAP_WERR_OP;
 }
@@ -433,4 +496,52 @@ long leap_wire_enc_error(void *buf, size_t cap, uint64_t id, uint32_t code,
 	put32(p + 4, (uint32_t)n);
 	memcpy(p + 8, msg, n);
 	return (long)(LEAP_WIRE_HDR_SIZE + 8 + n);
+}
+
+long leap_wire_enc_map_req(void *buf, size_t cap, uint64_t id, uint32_t dev,
+			   uint32_t count, uint32_t flags, const uint64_t *offset)
+{
+	uint8_t *p = buf;
+	size_t size = LEAP_WIRE_HDR_SIZE + LEAP_WIRE_MAP_REQ_HDR + 8 * (size_t)count;
+
+	if (count < 1 || count > LEAP_WIRE_MAX_BATCH || (flags & ~LEAP_WMAP_ALLOC) ||
+	    cap < size)
+		return -1;
+	for (uint32_t i = 0; i < count; i++)
+		if (check_offset(offset[i]))
+			return -1;
+	put_hdr(p, LEAP_WOP_MAP, 0, id, (uint32_t)(size - LEAP_WIRE_HDR_SIZE));
+	p += LEAP_WIRE_HDR_SIZE;
+	put32(p, dev);
+	put32(p + 4, count);
+	put32(p + 8, flags);
+	put32(p + 12, 0);
+	for (uint32_t i = 0; i < count; i++)
+		put64(p + LEAP_WIRE_MAP_REQ_HDR + 8 * i, offset[i]);
+	return (long)size;
+}
+
+long leap_wire_enc_map_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
+			   uint32_t count, uint64_t present, uint32_t rkey, uint64_t base,
+			   uint64_t len, const uint32_t *idx)
+{
+	uint8_t *p = buf;
+	size_t size = LEAP_WIRE_HDR_SIZE + LEAP_WIRE_MAP_REP_HDR + 4 * (size_t)count;
+
+	if (count < 1 || count > LEAP_WIRE_MAX_BATCH || cap < size ||
+	    (count < 64 && (present >> count)))
+		return -1;
+	put_hdr(p, LEAP_WOP_MAP, LEAP_WF_REPLY, id,
+		(uint32_t)(size - LEAP_WIRE_HDR_SIZE));
+	p += LEAP_WIRE_HDR_SIZE;
+	put32(p, dev);
+	put32(p + 4, count);
+	put64(p + 8, present);
+	put32(p + 16, rkey);
+	put32(p + 20, 0);
+	put64(p + 24, base);
+	put64(p + 32, len);
+	for (uint32_t i = 0; i < count; i++)
+		put32(p + LEAP_WIRE_MAP_REP_HDR + 4 * i, present >> i & 1 ? idx[i] : 0);
+	return (long)size;
 }
