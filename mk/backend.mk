@@ -90,3 +90,7 @@ ALL_BINS += $(BIN)/leap-swapd
 UNIT_SRC_test_wire_cache := user/swapd/cache.c
 UNIT_LIBS_test_wire_cache := -Iuser/swapd -pthread
 $(OUTPUT)/tests/test_wire_cache $(OUTPUT)/tests-san/test_wire_cache: user/swapd/cache.h
+
+UNIT_SRC_test_nbd_proto := user/swapd/nbd_proto.c
+UNIT_LIBS_test_nbd_proto := -Iuser/swapd
+$(OUTPUT)/tests/test_nbd_proto $(OUTPUT)/tests-san/test_nbd_proto: user/swapd/nbd_proto.h
