@@ -90,7 +90,8 @@ static void test_refused(void **state)
 	assert_int_equal(check(0xffff, 0, 4096, &err), NBDP_DO_REJECT);
 	assert_int_equal(check(NBDP_FLAG_FUA << 16 | NBDP_READ, 0, 4096, &err),
 			 NBDP_DO_REJECT);
-	assert_int_equal(check(0x8000U << 16 | NBDP_WRITE, 0, 4096, &err), NBDP_DO_REJECT);
+	assert_int_equal(check(0x8000U << 16 | NBDP_WRITE, 0, 4096, &err),
+			 NBDP_DO_REJECT);
 	assert_int_equal(check(2U << 16 | NBDP_FLUSH, 0, 0, &err), NBDP_DO_REJECT);
 	/* Lengths and alignment. */
 	assert_int_equal(check(NBDP_READ, 0, 0, &err), NBDP_DO_REJECT);

@@ -164,7 +164,8 @@ static int fs_write(const char *path, const char *buf, size_t len, off_t off,
 static int fs_fallocate(const char *path, int mode, off_t off, off_t len,
 			struct fuse_file_info *fi)
 {
-	static const char zeros[2 * PAGE]; /* the most a range without a whole page spans */
+	static const char
+		zeros[2 * PAGE]; /* the most a range without a whole page spans */
 	struct swapd *sd = sd_of();
 	uint64_t start, end, head_end, tail_start;
 	size_t n;

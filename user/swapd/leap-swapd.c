@@ -53,7 +53,8 @@ enum {
 static const struct argp_option options[] = {
 	{"frontend", OPT_FRONTEND, "fuse|nbd", 0,
 	 "fuse (default): a file for a loop device; nbd: a kernel NBD device", 0},
-	{"mount", 'm', "DIR", 0, "FUSE mount point (an existing directory; fuse only)", 0},
+	{"mount", 'm', "DIR", 0, "FUSE mount point (an existing directory; fuse only)",
+	 0},
 	{"device", OPT_DEVICE, "/dev/nbdN", 0, "NBD device (default: the first free one)",
 	 0},
 	{"size", 'S', "SIZE", 0, "Device size: bytes or K/M/G (required)", 0},

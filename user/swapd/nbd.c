@@ -39,8 +39,9 @@
 #include "nbd_proto.h"
 #include "swapd.h"
 
-#define PAGE	     LEAP_WIRE_PAGE_SIZE
-#define NBD_MAX_IO   (1U << 20) /* per worker buffer; the queue's max_sectors_kb is capped to it */
+#define PAGE LEAP_WIRE_PAGE_SIZE
+#define NBD_MAX_IO                                                                       \
+	(1U << 20) /* per worker buffer; the queue's max_sectors_kb is capped to it */
 #define WORKER_STACK (256 << 10) /* mlockall locks whole stacks: not glibc's 8 MiB */
 
 struct nbd_srv;
@@ -57,9 +58,9 @@ struct nbd_srv {
 	int sock; /* our end of the socketpair */
 	int index;
 	pthread_mutex_t rx_lock, tx_lock;
-	bool rx_done;	    /* under rx_lock: no more requests will be read */
-	bool lost;	    /* the stream broke (bad magic, short read, send failure) */
-	int live;	    /* workers running (atomic) */
+	bool rx_done;	   /* under rx_lock: no more requests will be read */
+	bool lost;	   /* the stream broke (bad magic, short read, send failure) */
+	int live;	   /* workers running (atomic) */
 	uint64_t rejected; /* atomic */
 	struct nbd_worker *w;
 	int nw;
@@ -98,7 +99,8 @@ static int drain(int fd, uint8_t *buf, uint32_t len)
 static int send_reply(struct nbd_srv *s, const uint8_t *rep, const uint8_t *data,
 		      size_t len)
 {
-	struct iovec iov[2] = {{(void *)rep, NBDP_REP_SIZE}, {(void *)data, data ? len : 0}};
+	struct iovec iov[2] = {{(void *)rep, NBDP_REP_SIZE},
+			       {(void *)data, data ? len : 0}};
 	struct msghdr m = {.msg_iov = iov, .msg_iovlen = data ? 2 : 1};
 	int rc = 0;
 
@@ -143,7 +145,8 @@ static void log_reject(struct nbd_srv *s, const struct nbdp_req *r, uint32_t err
 			"leap-swapd: nbd%d: refused request #%llu: type %u (%s) flags "
 			"0x%x offset %llu length %u: %s\n",
 			s->index, (unsigned long long)n, r->type, type_name(r->type),
-			r->flags, (unsigned long long)r->offset, r->length, strerror((int)err));
+			r->flags, (unsigned long long)r->offset, r->length,
+			strerror((int)err));
 }
 
 /* Reads one request under rx_lock; the action, or -1 when reading stops. */
@@ -358,7 +361,8 @@ int swapd_nbd_run(struct swapd *sd, const char *device, int nthreads)
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, WORKER_STACK);
 	for (int i = 0; i < nthreads; i++) {
-		s->w[i].started = !pthread_create(&s->w[i].t, &attr, worker_main, &s->w[i]);
+		s->w[i].started =
+			!pthread_create(&s->w[i].t, &attr, worker_main, &s->w[i]);
 		if (s->w[i].started)
 			__atomic_add_fetch(&s->live, 1, __ATOMIC_SEQ_CST);
 	}
@@ -378,7 +382,8 @@ int swapd_nbd_run(struct swapd *sd, const char *device, int nthreads)
 	/* The driver holds its own reference to the socket. */
 	close(sv[0]);
 	cap_request_size(s);
-	fprintf(stderr, "leap-swapd: serving /dev/nbd%d (%llu MiB) over NBD, %d workers\n",
+	fprintf(stderr,
+		"leap-swapd: serving /dev/nbd%d (%llu MiB) over NBD, %d workers\n",
 		s->index, (unsigned long long)(sd->size >> 20), s->live);
 	while (__atomic_load_n(&s->live, __ATOMIC_SEQ_CST) > 0) {
 		struct timespec ts = {0, 200 * 1000000L};

@@ -81,7 +81,8 @@ static void begin(struct nlreq *q, uint16_t family, uint8_t cmd, uint8_t version
  * attribute of type want_attr in a reply's genl payload, copies up to
  * out_len bytes of it to out.  Returns 0, or -errno (the kernel's).
  */
-static int transact(int fd, struct nlreq *q, uint16_t want_attr, void *out, size_t out_len)
+static int transact(int fd, struct nlreq *q, uint16_t want_attr, void *out,
+		    size_t out_len)
 {
 	static uint8_t rx[16384];
 	struct sockaddr_nl kernel = {.nl_family = AF_NETLINK};
@@ -112,13 +113,14 @@ static int transact(int fd, struct nlreq *q, uint16_t want_attr, void *out, size
 			if (h->nlmsg_len < NLMSG_LENGTH(GENL_HDRLEN))
 				continue;
 			int alen = (int)h->nlmsg_len - NLMSG_LENGTH(GENL_HDRLEN);
-			struct nlattr *a = (struct nlattr *)((uint8_t *)NLMSG_DATA(h) +
-							     GENL_HDRLEN);
+			struct nlattr *a =
+				(struct nlattr *)((uint8_t *)NLMSG_DATA(h) + GENL_HDRLEN);
 
 			for (; alen >= NLA_HDRLEN && a->nla_len >= NLA_HDRLEN &&
 			       a->nla_len <= alen;
 			     alen -= NLA_ALIGN(a->nla_len),
-			     a = (struct nlattr *)((uint8_t *)a + NLA_ALIGN(a->nla_len))) {
+			     a = (struct nlattr *)((uint8_t *)a +
+						   NLA_ALIGN(a->nla_len))) {
 				size_t plen = a->nla_len - NLA_HDRLEN;
 
 				if ((a->nla_type & NLA_TYPE_MASK) != want_attr || !out)
@@ -232,7 +234,8 @@ int nbd_nl_disconnect(int index, char *err, size_t errlen)
 	rc = transact(fd, &q, 0, NULL, 0);
 	close(fd);
 	if (rc) {
-		snprintf(err, errlen, "NBD_CMD_DISCONNECT nbd%d: %s", index, strerror(-rc));
+		snprintf(err, errlen, "NBD_CMD_DISCONNECT nbd%d: %s", index,
+			 strerror(-rc));
 		return -1;
 	}
 	return 0;
