@@ -65,15 +65,7 @@ bash "$repo/tests/vm/boot.sh" --quiet --timeout 600 --mem 1024 --swap-mib 0 --ru
 	6.1 "$repo/tests/vm/guest-nbd.sh" "$repo" "$modroot"
 rc=$?
 note "6.1 guest: status $rc after $(($(date +%s) - t0))s"
-while IFS= read -r line; do
-	case $line in
-	"ok "*) pass "6.1: ${line#ok * - }" ;;
-	"not ok "*) fail "6.1: ${line#not ok * - }" ;;
-	"Bail out!"*) fail "6.1: $line" ;;
-	"#"*) echo "$line" ;;
-	esac
-done <"$run/out/guest.tap"
-grep -q '^1\.\.[0-9]' "$run/out/guest.tap" 2>/dev/null
+vm_relay_tap "$run/out/guest.tap" "6.1: "
 ok $? "6.1: the guest ran to its plan line"
 is "$rc" 0 "6.1: the guest script exited 0" || {
 	diag "$(tail -n 20 "$run/console.log" 2>/dev/null)"
