@@ -88,20 +88,23 @@ hostid=$(cat /proc/sys/kernel/random/uuid)
 nvme connect -t rdma -n "$NQN" -a "$IP" -s 4420 \
 	--hostnqn "nqn.2014-08.org.nvmexpress:uuid:$hostid" --hostid "$hostid" >"$out/connect.out" 2>&1
 ok $? "nvme connect -t rdma" || bail_out "nvme connect: $(cat "$out/connect.out")"
-for ((i = 0; i < 50; i++)); do
-	for s in /sys/class/nvme-subsystem/*; do
-		[ "$(cat "$s/subsysnqn" 2>/dev/null)" = "$NQN" ] || continue
-		for b in "$s"/nvme*n*; do
-			[ -e "$b" ] && dev=/dev/${b##*/}
+# The namespace's block device: under the subsystem (native multipath, the
+# Debian default) or under the controller; hidden per-path nodes
+# (nvmeXcYnZ) have no /dev entry.
+ctrl=
+for ((i = 0; i < 100; i++)); do
+	for d in /sys/class/nvme-subsystem/* /sys/class/nvme/*; do
+		[ "$(cat "$d/subsysnqn" 2>/dev/null)" = "$NQN" ] || continue
+		case $d in /sys/class/nvme/*) ctrl=$d ;; esac
+		for b in "$d"/nvme[0-9]*n[0-9]*; do
+			[ -b "/dev/${b##*/}" ] && dev=/dev/${b##*/}
 		done
 	done
-	[ -n "$dev" ] && [ -b "$dev" ] && break
-	dev=
+	[ -n "$dev" ] && break
 	sleep 0.1
 done
 [ -n "$dev" ]
 ok $? "namespace block device $dev" || bail_out "no nvme namespace appeared"
-ctrl=$(ls -d /sys/class/nvme-subsystem/*/nvme[0-9]* 2>/dev/null | head -n 1)
 is "$(cat "$ctrl/transport" 2>/dev/null)" rdma "$dev is reached over the rdma transport"
 is "$(cat /sys/block/"${dev#/dev/}"/size)" $((256 << 11)) "$dev has the ramdisk's 256 MiB"
 

@@ -60,6 +60,7 @@ struct nbd_srv {
 	pthread_mutex_t rx_lock, tx_lock;
 	bool rx_done;	   /* under rx_lock: no more requests will be read */
 	bool lost;	   /* the stream broke (bad magic, short read, send failure) */
+	bool stopping; /* atomic: we asked the driver to disconnect */
 	int live;	   /* workers running (atomic) */
 	uint64_t rejected; /* atomic */
 	struct nbd_worker *w;
@@ -226,7 +227,10 @@ static void *worker_main(void *arg)
 		if (send_reply(s, rep, act == NBDP_DO_READ && !err ? w->buf : NULL,
 			       r.length)) {
 			pthread_mutex_lock(&s->rx_lock);
-			s->rx_done = s->lost = true;
+			s->rx_done = true;
+			/* After our disconnect the driver shuts its end: expected. */
+			if (!__atomic_load_n(&s->stopping, __ATOMIC_SEQ_CST))
+				s->lost = true;
 			shutdown(s->sock, SHUT_RDWR);
 			pthread_mutex_unlock(&s->rx_lock);
 			break;
@@ -267,11 +271,11 @@ static void cap_request_size(struct nbd_srv *s)
  * to find out is kept until the end, so nothing can claim the device
  * between the check and the disconnect.
  */
-static void try_stop(struct nbd_srv *s, int *excl_fd, bool *stopping)
+static void try_stop(struct nbd_srv *s, int *excl_fd)
 {
 	char dev[32], err[256];
 
-	if (*stopping)
+	if (s->stopping)
 		return;
 	snprintf(dev, sizeof(dev), "/dev/nbd%d", s->index);
 	*excl_fd = open(dev, O_RDONLY | O_EXCL | O_CLOEXEC);
@@ -282,13 +286,13 @@ static void try_stop(struct nbd_srv *s, int *excl_fd, bool *stopping)
 			dev, strerror(errno));
 		return;
 	}
+	__atomic_store_n(&s->stopping, true, __ATOMIC_SEQ_CST);
 	if (nbd_nl_disconnect(s->index, err, sizeof(err))) {
 		fprintf(stderr, "leap-swapd: %s\n", err);
+		__atomic_store_n(&s->stopping, false, __ATOMIC_SEQ_CST);
 		close(*excl_fd);
 		*excl_fd = -1;
-		return;
 	}
-	*stopping = true;
 }
 
 int swapd_nbd_probe(char *err, size_t errlen)
@@ -325,7 +329,6 @@ int swapd_nbd_run(struct swapd *sd, const char *device, int nthreads)
 	pthread_attr_t attr;
 	char err[512];
 	int sv[2], excl_fd = -1, rc = 1;
-	bool stopping = false;
 
 	memset(s, 0, sizeof(*s));
 	s->sd = sd;
@@ -389,15 +392,15 @@ int swapd_nbd_run(struct swapd *sd, const char *device, int nthreads)
 		struct timespec ts = {0, 200 * 1000000L};
 
 		if (sigtimedwait(&stop_sigs, NULL, &ts) > 0)
-			try_stop(s, &excl_fd, &stopping);
+			try_stop(s, &excl_fd);
 	}
-	if (stopping && !s->lost) {
+	if (s->stopping && !s->lost) {
 		rc = 0;
 	} else {
 		fprintf(stderr, "leap-swapd: nbd%d: connection %s\n", s->index,
 			s->lost ? "lost (see above)" : "closed by the kernel");
 		/* Leave no half-configured device behind. */
-		if (!stopping && nbd_nl_disconnect(s->index, err, sizeof(err)))
+		if (!s->stopping && nbd_nl_disconnect(s->index, err, sizeof(err)))
 			fprintf(stderr, "leap-swapd: %s\n", err);
 	}
 join:
