@@ -60,7 +60,7 @@ struct nbd_srv {
 	pthread_mutex_t rx_lock, tx_lock;
 	bool rx_done;	   /* under rx_lock: no more requests will be read */
 	bool lost;	   /* the stream broke (bad magic, short read, send failure) */
-	bool stopping; /* atomic: we asked the driver to disconnect */
+	bool stopping;	   /* atomic: we asked the driver to disconnect */
 	int live;	   /* workers running (atomic) */
 	uint64_t rejected; /* atomic */
 	struct nbd_worker *w;
