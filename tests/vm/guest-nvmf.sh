@@ -9,7 +9,9 @@
 #   -> /dev/nvmeXnY -> mkswap/swapon
 #
 # then leap-agent run (fentry hooks on 6.1) over leap-workload stride:16
-# with --policy off and --policy leap: the workload verifies every page,
+# (by default the VM matrix's workload, tests/vm/lib.sh VM_CHECK_ARGS:
+# 32M in 16M with 0.3 ms of compute per page, since TCG makes the agent
+# late for a tight loop, docs/vm.md) with --policy off and --policy leap: the workload verifies every page,
 # prefetches through process_madvise must hit, and swap-in misses must be
 # far fewer than without prefetching.  MODROOT is the extracted kernel
 # tree's root (MODROOT/lib/modules/KVER): the guest's root is the host's,
@@ -18,9 +20,9 @@
 # boot.sh runs it with /bin/sh (dash).
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -uo pipefail
-repo=${1:?usage: guest-nvmf.sh REPO MODROOT [FOOTPRINT LIMIT]}
-modroot=${2:?usage: guest-nvmf.sh REPO MODROOT [FOOTPRINT LIMIT]}
-FOOT=${3:-64M} LIMIT=${4:-32M}
+repo=${1:?usage: guest-nvmf.sh REPO MODROOT [FOOTPRINT LIMIT COMPUTE_NS]}
+modroot=${2:?usage: guest-nvmf.sh REPO MODROOT [FOOTPRINT LIMIT COMPUTE_NS]}
+FOOT=${3:-32M} LIMIT=${4:-16M} COMPUTE_NS=${5:-300000}
 # shellcheck source=tests/lib/tap.sh
 . "$repo/tests/lib/tap.sh"
 out=/run/leapvm
@@ -54,9 +56,12 @@ jget()
 	jq -r "$2 // empty" "$1" 2>/dev/null
 }
 
-note "kernel $(uname -r), footprint $FOOT, memory limit $LIMIT"
+note "kernel $(uname -r), footprint $FOOT, memory limit $LIMIT, compute $COMPUTE_NS ns/page"
 ip link set lo up
-for m in rdma_rxe nvmet nvmet-rdma nvme-rdma; do
+# Everything the kernel would autoload too: its modprobe looks under the
+# host's /lib/modules, which has no tree for this kernel (crc32_generic:
+# rxe asks the crypto API for "crc32", which would autoload it).
+for m in dummy crc32_generic rdma_rxe nvmet nvmet-rdma nvme-rdma; do
 	modprobe -d "$modroot" "$m"
 	ok $? "modprobe $m" || bail_out "cannot load $m from $modroot"
 done
@@ -129,6 +134,7 @@ agent_run()
 	shift
 	run_timeout 400 "$BIN/leap-agent" run --json "$out/$name.json" --memory-limit "$LIMIT" \
 		"$@" -- "$BIN/leap-workload" --pattern stride:16 --footprint "$FOOT" \
+		--compute-ns "$COMPUTE_NS" \
 		>"$out/$name.out" 2>"$out/$name.err"
 }
 pswpin0=$(awk '$1 == "pswpin" {print $2}' /proc/vmstat)
@@ -147,7 +153,7 @@ is "$(jget "$out/leap.json" .hook)" fentry "leap: the agent uses the fentry hook
 m_off=$(jget "$out/off.json" .swapin_misses)
 m_leap=$(jget "$out/leap.json" .swapin_misses)
 hits=$(jget "$out/leap.json" .hits)
-cmp_ok "${m_off:-0}" '>' 1000 "off: the workload swapped in over the fabric ($m_off misses)"
+cmp_ok "${m_off:-0}" '>' 500 "off: the workload swapped in over the fabric ($m_off misses)"
 cmp_ok "$(jget "$out/leap.json" .prefetched)" '>' 0 "leap: prefetches issued (process_madvise)"
 cmp_ok "${hits:-0}" '>' 0 "leap: prefetched pages hit ($hits)"
 # "Far lower": at most half of the misses without prefetching.
