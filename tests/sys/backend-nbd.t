@@ -22,9 +22,10 @@ for b in leap-swapd leap-memd leap-workload; do
 	[ -x "$repo/bin/$b" ] || bail_out "bin/$b not built (run make)"
 done
 tmp=$(mktemp -d)
-run=
+run= memd_pid=
 cleanup()
 {
+	[ -n "$memd_pid" ] && kill "$memd_pid" 2>/dev/null
 	rm -rf "$tmp"
 	[ -n "$run" ] && rm -rf "$run"
 }
@@ -50,6 +51,29 @@ is "$?" 2 "--mount with --frontend nbd is a usage error"
 run_timeout 10 "$repo/bin/leap-swapd" --frontend ublk --size 64M -s 127.0.0.1:1 \
 	--secret-file "$tmp/secret" 2>/dev/null
 is "$?" 2 "an unknown --frontend is a usage error"
+
+# ---- host: the request handling, with a test peer in the kernel's place ----
+# leap-swapd --nbd-socket serves an inherited socketpair end (no device);
+# tests/sys/helpers/nbd-peer.py sends valid, pipelined and hostile requests.
+"$repo/bin/leap-memd" --size 64M --listen 127.0.0.1:0 --port-file "$tmp/memd.port" \
+	--secret-file "$tmp/secret" </dev/null 2>"$tmp/memd.log" &
+memd_pid=$!
+for ((i = 0; i < 50; i++)); do
+	[ -s "$tmp/memd.port" ] && break
+	sleep 0.1
+done
+[ -s "$tmp/memd.port" ] || bail_out "leap-memd did not start: $(cat "$tmp/memd.log")"
+for mode in normal magic; do
+	timeout -k 5 60 python3 "$here/helpers/nbd-peer.py" "$repo/bin/leap-swapd" "$tmp/secret" \
+		"$(cat "$tmp/memd.port")" "$tmp/peer-$mode.log" "$mode" >"$tmp/peer-$mode.tap" 2>&1
+	prc=$?
+	vm_relay_tap_lines "$tmp/peer-$mode.tap" "nbd peer ($mode): "
+	is "$prc" 0 "nbd peer ($mode) ran to the end" ||
+		diag "$(tail -n 5 "$tmp/peer-$mode.tap"; tail -n 5 "$tmp/peer-$mode.log")"
+done
+kill "$memd_pid"
+wait "$memd_pid"
+memd_pid=
 
 # ---- the 6.1 guest -----------------------------------------------------------
 bash "$repo/tests/vm/deps.sh" >&2 || bail_out "cannot install qemu/busybox (tests/vm/deps.sh)"

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 
 #include "leap/size.h"
 #include "swapd.h"
@@ -48,6 +49,7 @@ enum {
 	OPT_CACHE,
 	OPT_FRONTEND,
 	OPT_DEVICE,
+	OPT_NBD_SOCKET,
 };
 
 static const struct argp_option options[] = {
@@ -57,6 +59,8 @@ static const struct argp_option options[] = {
 	 0},
 	{"device", OPT_DEVICE, "/dev/nbdN", 0, "NBD device (default: the first free one)",
 	 0},
+	{"nbd-socket", OPT_NBD_SOCKET, "FD", 0,
+	 "Serve NBD requests on this inherited socket, no device (for tests)", 0},
 	{"size", 'S', "SIZE", 0, "Device size: bytes or K/M/G (required)", 0},
 	{"server", 's', "ADDR:PORT", 0, "A leap-memd server (repeat to stripe)", 0},
 	{"secret-file", 'k', "FILE", 0, "Shared secret, mode 0600 (required)", 0},
@@ -80,6 +84,7 @@ static const struct argp_option options[] = {
 struct args {
 	struct leap_mc_config mc;
 	const char *mount, *secret_file, *control, *device;
+	int nbd_socket;
 	bool nbd;
 	unsigned long cache_pages;
 	uint64_t size;
@@ -105,6 +110,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case OPT_DEVICE:
 		a->device = arg;
 		break;
+	case OPT_NBD_SOCKET: {
+		int type = 0;
+		socklen_t tl = sizeof(type);
+
+		if (leap_parse_uint(arg, 10, 65535, &v) ||
+		    getsockopt((int)v, SOL_SOCKET, SO_TYPE, &type, &tl) ||
+		    type != SOCK_STREAM)
+			argp_error(st, "--nbd-socket: %s is not a stream socket", arg);
+		a->nbd_socket = (int)v;
+		break;
+	}
 	case 'S':
 		if (leap_parse_size(arg, &v64) || v64 > LEAP_WIRE_MAX_OFFSET ||
 		    v64 < 16 * LEAP_WIRE_PAGE_SIZE || v64 % LEAP_WIRE_PAGE_SIZE)
@@ -171,8 +187,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			argp_error(st, "--mount is required with the FUSE frontend");
 		if (a->nbd && a->mount)
 			argp_error(st, "--mount is for the FUSE frontend");
-		if (!a->nbd && a->device)
-			argp_error(st, "--device is for the NBD frontend");
+		if (!a->nbd && (a->device || a->nbd_socket >= 0))
+			argp_error(st,
+				   "--device and --nbd-socket are for the NBD frontend");
+		if (a->device && a->nbd_socket >= 0)
+			argp_error(st, "--device or --nbd-socket, not both");
 		if (a->mc.replicas > a->mc.nservers)
 			argp_error(st, "--replicas 2 needs two servers");
 		break;
@@ -188,6 +207,7 @@ int main(int argc, char **argv)
 		.mc = {.replicas = 1, .dev = 1, .log_prefix = "leap-swapd"},
 		.threads = 8,
 		.cache_pages = 4096,
+		.nbd_socket = -1,
 	};
 	struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
 	static uint8_t secret[LEAP_SECRET_MAX];
@@ -210,7 +230,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	/* Before connecting anywhere: say at once when NBD cannot work here. */
-	if (a.nbd && swapd_nbd_probe(err, sizeof(err))) {
+	if (a.nbd && a.nbd_socket < 0 && swapd_nbd_probe(err, sizeof(err))) {
 		fprintf(stderr, "leap-swapd: --frontend nbd: %s\n", err);
 		return 1;
 	}
@@ -248,7 +268,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (a.nbd)
-		rc = swapd_nbd_run(&sd, a.device, (int)a.threads);
+		rc = swapd_nbd_run(&sd, a.device, a.nbd_socket, (int)a.threads);
 	else
 		rc = swapd_fuse_run(&sd, a.mount, (int)a.threads);
 	swapd_ctl_stop(&sd);

@@ -61,6 +61,8 @@ struct nbd_srv {
 	bool rx_done;	   /* under rx_lock: no more requests will be read */
 	bool lost;	   /* the stream broke (bad magic, short read, send failure) */
 	bool stopping;	   /* atomic: we asked the driver to disconnect */
+	bool got_disc;	   /* under rx_lock: NBD_CMD_DISC read */
+	char name[32];	   /* "nbdN", or "fd N" when serving an inherited socket */
 	int live;	   /* workers running (atomic) */
 	uint64_t rejected; /* atomic */
 	struct nbd_worker *w;
@@ -143,9 +145,9 @@ static void log_reject(struct nbd_srv *s, const struct nbdp_req *r, uint32_t err
 	/* The first few, then powers of two: a flood stays readable. */
 	if (n <= 8 || !(n & (n - 1)))
 		fprintf(stderr,
-			"leap-swapd: nbd%d: refused request #%llu: type %u (%s) flags "
+			"leap-swapd: %s: refused request #%llu: type %u (%s) flags "
 			"0x%x offset %llu length %u: %s\n",
-			s->index, (unsigned long long)n, r->type, type_name(r->type),
+			s->name, (unsigned long long)n, r->type, type_name(r->type),
 			r->flags, (unsigned long long)r->offset, r->length,
 			strerror((int)err));
 }
@@ -164,9 +166,9 @@ static int next_request(struct nbd_worker *w, struct nbdp_req *r, uint32_t *err)
 		goto stop; /* the kernel closed its end (after a disconnect) */
 	if (nbdp_decode(hdr, r)) {
 		fprintf(stderr,
-			"leap-swapd: nbd%d: request with bad magic 0x%08x: stream "
+			"leap-swapd: %s: request with bad magic 0x%08x: stream "
 			"lost, closing the connection (outstanding I/O fails)\n",
-			s->index, r->magic);
+			s->name, r->magic);
 		s->lost = true;
 		goto stop;
 	}
@@ -179,6 +181,7 @@ static int next_request(struct nbd_worker *w, struct nbdp_req *r, uint32_t *err)
 	}
 	if (act == NBDP_DO_DISCONNECT) {
 		/* No reply; requests already read still get theirs. */
+		s->got_disc = true;
 		shutdown(s->sock, SHUT_RD);
 		act = -1;
 		goto stop;
@@ -247,7 +250,7 @@ static void cap_request_size(struct nbd_srv *s)
 	unsigned long cur = 0;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/sys/block/nbd%d/queue/max_sectors_kb", s->index);
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/max_sectors_kb", s->name);
 	f = fopen(path, "r");
 	if (f) {
 		if (fscanf(f, "%lu", &cur) != 1)
@@ -273,11 +276,11 @@ static void cap_request_size(struct nbd_srv *s)
  */
 static void try_stop(struct nbd_srv *s, int *excl_fd)
 {
-	char dev[32], err[256];
+	char dev[48], err[256];
 
 	if (s->stopping)
 		return;
-	snprintf(dev, sizeof(dev), "/dev/nbd%d", s->index);
+	snprintf(dev, sizeof(dev), "/dev/%s", s->name);
 	*excl_fd = open(dev, O_RDONLY | O_EXCL | O_CLOEXEC);
 	if (*excl_fd < 0) {
 		fprintf(stderr,
@@ -321,14 +324,36 @@ static int parse_device(const char *device, int *index)
 	return 0;
 }
 
-int swapd_nbd_run(struct swapd *sd, const char *device, int nthreads)
+/* The kernel's side: a device connected to sv[0] by netlink.  0 or -1. */
+static int attach_device(struct nbd_srv *s, int kernel_end)
+{
+	char err[512];
+	int rc = nbd_nl_connect(kernel_end, s->sd->size, PAGE,
+				NBD_FLAG_HAS_FLAGS | NBD_FLAG_SEND_FLUSH |
+					NBD_FLAG_SEND_TRIM,
+				&s->index, err, sizeof(err));
+
+	/* Either way the driver holds its own reference to the socket now. */
+	close(kernel_end);
+	if (rc) {
+		fprintf(stderr, "leap-swapd: %s\n", err);
+		return -1;
+	}
+	snprintf(s->name, sizeof(s->name), "nbd%d", s->index);
+	cap_request_size(s);
+	fprintf(stderr, "leap-swapd: serving /dev/%s (%llu MiB) over NBD, %d workers\n",
+		s->name, (unsigned long long)(s->sd->size >> 20), s->live);
+	return 0;
+}
+
+int swapd_nbd_run(struct swapd *sd, const char *device, int sock_fd, int nthreads)
 {
 	static struct nbd_srv srv;
 	struct nbd_srv *s = &srv;
 	sigset_t stop_sigs, old_sigs;
 	pthread_attr_t attr;
 	char err[512];
-	int sv[2], excl_fd = -1, rc = 1;
+	int sv[2] = {-1, -1}, excl_fd = -1, rc = 1;
 
 	memset(s, 0, sizeof(*s));
 	s->sd = sd;
@@ -349,11 +374,15 @@ int swapd_nbd_run(struct swapd *sd, const char *device, int nthreads)
 		if (!s->w[i].buf)
 			goto nomem;
 	}
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+	if (sock_fd >= 0) {
+		s->sock = sock_fd;
+		snprintf(s->name, sizeof(s->name), "fd %d", sock_fd);
+	} else if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
 		fprintf(stderr, "leap-swapd: socketpair: %s\n", strerror(errno));
 		goto out;
+	} else {
+		s->sock = sv[1];
 	}
-	s->sock = sv[1];
 	/* Stop signals are taken here with sigtimedwait, never by a worker. */
 	sigemptyset(&stop_sigs);
 	sigaddset(&stop_sigs, SIGTERM);
@@ -372,35 +401,35 @@ int swapd_nbd_run(struct swapd *sd, const char *device, int nthreads)
 	pthread_attr_destroy(&attr);
 	if (!s->live) {
 		fprintf(stderr, "leap-swapd: cannot start NBD workers\n");
-		close(sv[0]);
+		if (sv[0] >= 0)
+			close(sv[0]);
 		goto join;
 	}
-	if (nbd_nl_connect(sv[0], sd->size, PAGE,
-			   NBD_FLAG_HAS_FLAGS | NBD_FLAG_SEND_FLUSH | NBD_FLAG_SEND_TRIM,
-			   &s->index, err, sizeof(err))) {
-		fprintf(stderr, "leap-swapd: %s\n", err);
-		close(sv[0]);
+	if (sock_fd < 0 && attach_device(s, sv[0]))
 		goto join;
-	}
-	/* The driver holds its own reference to the socket. */
-	close(sv[0]);
-	cap_request_size(s);
-	fprintf(stderr,
-		"leap-swapd: serving /dev/nbd%d (%llu MiB) over NBD, %d workers\n",
-		s->index, (unsigned long long)(sd->size >> 20), s->live);
+	if (sock_fd >= 0)
+		fprintf(stderr, "leap-swapd: serving NBD on %s (%llu MiB), %d workers\n",
+			s->name, (unsigned long long)(sd->size >> 20), s->live);
 	while (__atomic_load_n(&s->live, __ATOMIC_SEQ_CST) > 0) {
 		struct timespec ts = {0, 200 * 1000000L};
 
-		if (sigtimedwait(&stop_sigs, NULL, &ts) > 0)
+		if (sigtimedwait(&stop_sigs, NULL, &ts) <= 0)
+			continue;
+		if (sock_fd < 0) {
 			try_stop(s, &excl_fd);
+		} else { /* no device to check: the peer is a test */
+			__atomic_store_n(&s->stopping, true, __ATOMIC_SEQ_CST);
+			shutdown(s->sock, SHUT_RDWR);
+		}
 	}
-	if (s->stopping && !s->lost) {
+	if (!s->lost && (s->stopping || (sock_fd >= 0 && s->got_disc))) {
 		rc = 0;
 	} else {
-		fprintf(stderr, "leap-swapd: nbd%d: connection %s\n", s->index,
-			s->lost ? "lost (see above)" : "closed by the kernel");
+		fprintf(stderr, "leap-swapd: %s: connection %s\n", s->name,
+			s->lost ? "lost (see above)" : "closed by the peer");
 		/* Leave no half-configured device behind. */
-		if (!s->stopping && nbd_nl_disconnect(s->index, err, sizeof(err)))
+		if (sock_fd < 0 && !s->stopping &&
+		    nbd_nl_disconnect(s->index, err, sizeof(err)))
 			fprintf(stderr, "leap-swapd: %s\n", err);
 	}
 join:
@@ -421,6 +450,6 @@ out:
 		free(s->w[i].buf);
 	free(s->w);
 	if (!rc)
-		fprintf(stderr, "leap-swapd: nbd%d disconnected\n", s->index);
+		fprintf(stderr, "leap-swapd: %s disconnected\n", s->name);
 	return rc;
 }

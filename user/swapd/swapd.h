@@ -56,9 +56,11 @@ void swapd_print_stats(struct swapd *sd, FILE *f);
  * and serves it with nthreads workers until a stop signal that arrives
  * while the device is not claimed (swapon holds it exclusively), or until
  * the kernel drops the connection.  0 on a clean stop, 1 on failure (with
- * the reason on stderr).
+ * the reason on stderr).  sock_fd >= 0 instead serves the NBD transmission
+ * phase on that connected socket, no device (tests drive the request
+ * handling with it): a stop signal or NBD_CMD_DISC ends it cleanly.
  */
-int swapd_nbd_run(struct swapd *sd, const char *device, int nthreads);
+int swapd_nbd_run(struct swapd *sd, const char *device, int sock_fd, int nthreads);
 /* 0 if the kernel's NBD driver is loaded; -1 with a reason in err. */
 int swapd_nbd_probe(char *err, size_t errlen);
 
