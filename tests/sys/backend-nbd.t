@@ -78,6 +78,7 @@ memd_pid=
 # ---- the 6.1 guest -----------------------------------------------------------
 bash "$repo/tests/vm/deps.sh" >&2 || bail_out "cannot install qemu/busybox (tests/vm/deps.sh)"
 env=$(bash "$repo/tests/vm/fetch-kernel.sh" 6.1) || bail_out "cannot fetch the 6.1 kernel"
+# shellcheck source=/dev/null
 . "$env"
 modroot=${MODDIR%/lib/modules/*}
 ls "$MODDIR"/kernel/drivers/block/nbd.ko* >/dev/null 2>&1 ||

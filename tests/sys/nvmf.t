@@ -34,6 +34,7 @@ trap '[ -n "$run" ] && rm -rf "$run"' EXIT
 
 bash "$repo/tests/vm/deps.sh" >&2 || bail_out "cannot install qemu/busybox (tests/vm/deps.sh)"
 env=$(bash "$repo/tests/vm/fetch-kernel.sh" 6.1) || bail_out "cannot fetch the 6.1 kernel"
+# shellcheck source=/dev/null
 . "$env"
 modroot=${MODDIR%/lib/modules/*}
 for m in drivers/nvme/target/nvmet drivers/nvme/target/nvmet-rdma drivers/nvme/host/nvme-rdma \

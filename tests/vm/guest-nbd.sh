@@ -138,6 +138,7 @@ sys.exit(0 if b[:M] == a[:M] and b[M:2 * M] == bytes(M) and b[2 * M:] == a[2 * M
 PY
 ok $? "the discarded range reads as zeros, the rest is intact (no stale cached copy)"
 is "$(stat_ctl cached)" 0 "discard dropped the prefetched pages from the cache"
+is "$(stat_ctl pages_discarded)" 256 "STATS counts the 256 discarded pages"
 note "$(send_ctl STATS)"
 
 # ---- swap ---------------------------------------------------------------------

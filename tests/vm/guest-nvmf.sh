@@ -179,7 +179,7 @@ dev=
 rm "$P/subsystems/$NQN" && rmdir "$P" && echo 0 >"$S/namespaces/1/enable" &&
 	rmdir "$S/namespaces/1" && rmdir "$S"
 ok $? "nvmet port, namespace and subsystem removed"
-is "$(ls "$CFG/subsystems" "$CFG/ports" 2>/dev/null | grep -v ':$' | grep -c .)" 0 \
+is "$(find "$CFG/subsystems" "$CFG/ports" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l)" 0 \
 	"nothing left in nvmet's configfs"
 rdma link delete rxe0
 ok $? "rdma link delete rxe0"
