@@ -10,7 +10,7 @@
 #   the device has the right size and the daemon's pid; TRIM (blkdiscard)
 #   zeroes exactly its range and drops prefetched copies from the cache;
 #   mkswap/swapon; leap-workload (every page checksummed, exit 3 on a bad
-#   one) over 64M in a 24M cgroup-v2 memory limit, seq without and with an
+#   one) over 32M in a 12M cgroup-v2 memory limit, seq without and with an
 #   oracle pushing PREFETCH on the control socket (the cache must be hit,
 #   reads from the servers must drop); SIGTERM refused under swap; swapoff; SIGTERM
 #   disconnects; nothing left (device unconfigured, daemons gone, cgroups
@@ -28,7 +28,7 @@ BIN=$repo/bin
 tmp=$(mktemp -d /tmp/guest-nbd.XXXXXX)
 cg=/sys/fs/cgroup/leap-nbd-t
 dev= memd_pid= swapd_pid=
-FOOT=64M LIMIT=24M
+FOOT=32M LIMIT=12M
 
 teardown()
 {
