@@ -175,7 +175,8 @@ static int next_request(struct nbd_worker *w, struct nbdp_req *r, uint32_t *err)
 	act = (int)nbdp_check(r, s->sd->size, PAGE, NBD_MAX_IO, err);
 	if (act == NBDP_DO_WRITE ? recv_all(s->sock, w->buf, r->length)
 				 : drain(s->sock, w->buf, nbdp_payload(r))) {
-		s->lost = true;
+		/* Cut off inside a request: lost, unless we are disconnecting. */
+		s->lost = !__atomic_load_n(&s->stopping, __ATOMIC_SEQ_CST);
 		act = -1;
 		goto stop;
 	}
