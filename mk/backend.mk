@@ -110,3 +110,7 @@ $(RDMA_GATE): tests/sys/helpers/leap-rdma-gate.c $(WIRE_OBJS) $(WIRE_HDRS) | $(D
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Iuser/wire $< $(WIRE_OBJS) -o $@ $(WIRE_LIBS)
 all: $(RDMA_GATE)
+
+UNIT_SRC_test_nbd_proto := user/swapd/nbd_proto.c
+UNIT_LIBS_test_nbd_proto := -Iuser/swapd
+$(OUTPUT)/tests/test_nbd_proto $(OUTPUT)/tests-san/test_nbd_proto: user/swapd/nbd_proto.h

@@ -191,6 +191,29 @@ h0=$(stat_of hits)
 dd if="$mnt/swap" of=/dev/null bs=4096 skip=300 count=10 iflag=direct status=none
 is $(($(stat_of hits) - h0)) 10 "pages prefetched by ioctl are served from the cache"
 
+# Discard: fallocate(PUNCH_HOLE) on the FUSE file (what a loop device sends
+# for a discard).  Pages 40..49 cached first; the hole covers the second
+# half of page 39, pages 40..49 and the first half of page 50: the range
+# reads as zeros (no stale cached copy), the bytes around it are intact.
+dd if=/dev/urandom of="$tmp/hole" bs=4096 count=64 status=none
+dd if="$tmp/hole" of="$mnt/swap" bs=64K oflag=direct conv=notrunc status=none
+send "PREFETCH $(seq -s ' ' 40 49)" >/dev/null
+wait_stat cached 10
+i0=$(stat_of invalidated)
+fallocate -p -o $((39 * 4096 + 2048)) -l $((11 * 4096)) "$mnt/swap"
+ok $? "fallocate --punch-hole on the FUSE file"
+dd if="$mnt/swap" of="$tmp/hole-back" bs=4096 count=64 iflag=direct status=none
+python3 - "$tmp/hole" "$tmp/hole-back" <<'PY'
+import sys
+a, b = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
+lo, hi = 39 * 4096 + 2048, 50 * 4096 + 2048
+sys.exit(0 if b[:lo] == a[:lo] and b[lo:hi] == bytes(hi - lo) and b[hi:] == a[hi:] else 1)
+PY
+ok $? "the punched range reads as zeros, the bytes around it are intact"
+cmp_ok $(($(stat_of invalidated) - i0)) '>=' 10 "the cached copies of the punched pages were dropped"
+fallocate -l 4096 -o 0 "$mnt/swap" 2>/dev/null
+isnt "$?" 0 "a plain fallocate (allocation) is refused"
+
 # Page-in latency through the file (direct I/O, one page): a fetch from
 # leap-memd over loopback vs a prefetch-cache hit.  Reported, not asserted
 # (the machine is shared), except that every prefetched read was a hit.

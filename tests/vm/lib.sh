@@ -58,3 +58,28 @@ vm_kernel_suites()
 # and the run shows the emulator, not the prefetcher; the host row runs the
 # same for comparability.
 VM_CHECK_ARGS=(--footprint 32M --compute-ns 300000 --run-timeout 180)
+
+# vm_relay_tap FILE PREFIX: re-emits a guest's TAP file through tap.sh (the
+# caller sources it): each result as pass/fail with PREFIX, a bail-out as a
+# failure, comments as they are.  Returns 1 if FILE has no plan line (the
+# guest script did not finish).
+vm_relay_tap()
+{
+	vm_relay_tap_lines "$@" || return 1
+	grep -q '^1\.\.[0-9]' "$1"
+}
+
+# vm_relay_tap_lines FILE PREFIX: the same without the plan check.
+vm_relay_tap_lines()
+{
+	local file=$1 prefix=$2 line
+	[ -f "$file" ] || return 1
+	while IFS= read -r line; do
+		case $line in
+		"ok "*) pass "$prefix${line#ok * - }" ;;
+		"not ok "*) fail "$prefix${line#not ok * - }" ;;
+		"Bail out!"*) fail "$prefix$line" ;;
+		"#"*) echo "$line" ;;
+		esac
+	done <"$file"
+}

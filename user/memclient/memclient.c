@@ -772,6 +772,28 @@ int leap_mc_read(struct leap_mc *mc, uint64_t off, void *buf, size_t len)
 	return 0;
 }
 
+int leap_mc_discard(struct leap_mc *mc, uint64_t off, size_t len)
+{
+	uint64_t pg = off / LEAP_WIRE_PAGE_SIZE, left = len / LEAP_WIRE_PAGE_SIZE;
+
+	if (check_range(mc, off, len))
+		return -EINVAL;
+	while (left) {
+		uint32_t n = chunk_pages(mc, pg, left);
+
+		/* Under the chunk lock: a re-replication copy in progress must not
+		 * mark a page valid again after it was forgotten. */
+		pthread_mutex_lock(chunk_lock(mc, pg));
+		for (uint32_t i = 0; i < n; i++)
+			__atomic_store_n(&mc->pstate[pg + i], 0, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(chunk_lock(mc, pg));
+		COUNT(mc, pages_discarded, n);
+		pg += n;
+		left -= n;
+	}
+	return 0;
+}
+
 int leap_mc_server_stats(struct leap_mc *mc, unsigned idx, uint64_t *value)
 {
 	struct mc_server *s;

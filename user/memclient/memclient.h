@@ -63,6 +63,7 @@ struct leap_mc_counters {
 	uint64_t io_errors;	   /* calls that returned -EIO */
 	uint64_t resilvered;	   /* pages copied back to a replica that lost them */
 	uint64_t under_replicated; /* pages on one replica only, at the last scan */
+	uint64_t pages_discarded;  /* pages forgotten by leap_mc_discard */
 };
 
 struct leap_mc;
@@ -75,6 +76,15 @@ void leap_mc_close(struct leap_mc *mc);
  * of a page whose write is still in flight (another thread) gets -EBUSY. */
 int leap_mc_write(struct leap_mc *mc, uint64_t off, const void *buf, size_t len);
 int leap_mc_read(struct leap_mc *mc, uint64_t off, void *buf, size_t len);
+/*
+ * Discard (TRIM) of page-aligned [off, off + len): the client forgets the
+ * pages, which then read as zeros without asking a server, and stops
+ * re-replicating them.  No message goes to the servers (the protocol has no
+ * free): they keep the old contents in the page's slot until the next write
+ * of that page overwrites it, so a device never holds more than its size
+ * there either way.  0 or -EINVAL.
+ */
+int leap_mc_discard(struct leap_mc *mc, uint64_t off, size_t len);
 
 /* STATS of server idx into value[LEAP_WIRE_MAX_STATS]; the count, or -errno. */
 int leap_mc_server_stats(struct leap_mc *mc, unsigned idx, uint64_t *value);

@@ -11,7 +11,7 @@
  *                      entry's offset), up to CTL_BATCH_MAX per line; all
  *                      are validated before any is queued
  *                      -> "OK queued=N dropped=M" (dropped: queue full)
- *   STATS              -> "OK key=value ..."
+ *   STATS              -> "OK key=value ..." (new keys are appended)
  * Anything else -> "ERR reason"; a line too long closes the connection.
  *
  * Prefetches run on their own thread so a command never waits for the
@@ -285,7 +285,8 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 "cache_pages=%u cached=%llu prefetched=%llu hits=%llu misses=%llu "
 		 "evicted_hit=%llu evicted_unused=%llu invalidated=%llu kept=%llu "
 		 "queued=%llu dropped=%llu queue=%llu commands=%llu bad_commands=%llu "
-		 "resilvered=%llu under_replicated=%llu mr_regs=%llu mr_deregs=%llu "
+		 "resilvered=%llu under_replicated=%llu discards=%llu "
+		 "pages_discarded=%llu mr_regs=%llu mr_deregs=%llu "
 		 "mr_bytes=%llu\n",
 		 (unsigned long long)s.reads, (unsigned long long)s.writes,
 		 (unsigned long long)s.pages_in, (unsigned long long)s.pages_out,
@@ -297,7 +298,8 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 (unsigned long long)queued, (unsigned long long)dropped,
 		 (unsigned long long)qlen, (unsigned long long)ctl->commands,
 		 (unsigned long long)ctl->bad_commands, (unsigned long long)m.resilvered,
-		 (unsigned long long)m.under_replicated, (unsigned long long)mr.regs,
+		 (unsigned long long)m.under_replicated, (unsigned long long)s.discards,
+		 (unsigned long long)s.pages_discarded, (unsigned long long)mr.regs,
 		 (unsigned long long)mr.deregs, (unsigned long long)mr.bytes);
 	reply(fd, out);
 }

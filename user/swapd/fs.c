@@ -13,13 +13,14 @@
  */
 #define FUSE_USE_VERSION 312
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
 #include <fuse.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "swapd.h"
@@ -32,31 +33,6 @@ static struct fuse *the_fuse;
 static struct swapd *sd_of(void)
 {
 	return fuse_get_context()->private_data;
-}
-
-static void count_read(struct swapd *sd, uint64_t ns, size_t len, int rc)
-{
-	unsigned b = 0;
-
-	for (uint64_t us = ns / 1000; us > 1 && b < SWAPD_LAT_BUCKETS - 1; us >>= 1)
-		b++;
-	pthread_mutex_lock(&sd->stat_lock);
-	sd->cnt.reads++;
-	sd->cnt.pages_in += len / PAGE;
-	sd->cnt.read_lat[b]++;
-	if (rc)
-		sd->cnt.errors++;
-	pthread_mutex_unlock(&sd->stat_lock);
-}
-
-static void count_write(struct swapd *sd, size_t len, int rc)
-{
-	pthread_mutex_lock(&sd->stat_lock);
-	sd->cnt.writes++;
-	sd->cnt.pages_out += len / PAGE;
-	if (rc)
-		sd->cnt.errors++;
-	pthread_mutex_unlock(&sd->stat_lock);
 }
 
 static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
@@ -152,99 +128,17 @@ static size_t clamp(struct swapd *sd, off_t off, size_t len)
 	return (uint64_t)off + len > sd->size ? sd->size - (uint64_t)off : len;
 }
 
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Unaligned access through the bounce buffer, one bounce-sized piece at a time. */
-static int unaligned(struct swapd *sd, char *buf, size_t len, uint64_t off, bool write)
-{
-	int rc = 0;
-
-	pthread_mutex_lock(&sd->bounce_lock);
-	sd->cnt.unaligned++;
-	while (len && !rc) {
-		uint64_t start = off / PAGE * PAGE;
-		size_t head = (size_t)(off - start);
-		size_t piece = sd->bounce_len - head, span;
-
-		if (piece > len)
-			piece = len;
-		span = (head + piece + PAGE - 1) / PAGE * PAGE;
-		if (start + span > sd->size)
-			span = sd->size - start; /* size is a page multiple */
-		rc = leap_mc_read(sd->mc, start, sd->bounce, span);
-		if (!rc && write) {
-			memcpy(sd->bounce + head, buf, piece);
-			rc = leap_mc_write(sd->mc, start, sd->bounce, span);
-		} else if (!rc) {
-			memcpy(buf, sd->bounce + head, piece);
-		}
-		buf += piece;
-		off += piece;
-		len -= piece;
-	}
-	pthread_mutex_unlock(&sd->bounce_lock);
-	return rc;
-}
-
-/*
- * Page-aligned reads: pages in the prefetch cache are served from it (and
- * evicted, cache.h), the runs of misses between them from the servers.
- */
-static int read_pages(struct swapd *sd, char *buf, size_t len, uint64_t off)
-{
-	uint64_t pg0 = off / PAGE, n = len / PAGE, miss = UINT64_MAX;
-	int rc;
-
-	if (!sd->cache.cap)
-		return leap_mc_read(sd->mc, off, buf, len);
-	for (uint64_t i = 0; i <= n; i++) {
-		bool hit = i < n && pcache_take(&sd->cache, pg0 + i, buf + i * PAGE);
-
-		if ((hit || i == n) && miss != UINT64_MAX) {
-			rc = leap_mc_read(sd->mc, (pg0 + miss) * PAGE, buf + miss * PAGE,
-					  (i - miss) * PAGE);
-			if (rc)
-				return rc;
-			miss = UINT64_MAX;
-		} else if (!hit && i < n && miss == UINT64_MAX) {
-			miss = i;
-		}
-	}
-	return 0;
-}
-
-static void invalidate(struct swapd *sd, uint64_t off, size_t len)
-{
-	if (!sd->cache.cap)
-		return;
-	for (uint64_t pg = off / PAGE; pg * PAGE < off + len; pg++)
-		pcache_invalidate(&sd->cache, pg);
-}
-
 static int fs_read(const char *path, char *buf, size_t len, off_t off,
 		   struct fuse_file_info *fi)
 {
 	struct swapd *sd = sd_of();
-	int64_t t0 = now_ns();
-	int rc;
 
 	(void)path;
 	(void)fi;
 	len = clamp(sd, off, len);
 	if (!len)
 		return 0;
-	if (off % PAGE == 0 && len % PAGE == 0)
-		rc = read_pages(sd, buf, len, (uint64_t)off);
-	else
-		rc = unaligned(sd, buf, len, (uint64_t)off, false);
-	count_read(sd, (uint64_t)(now_ns() - t0), len, rc);
-	return rc ? -EIO : (int)len;
+	return swapd_io_read(sd, buf, len, (uint64_t)off) ?: (int)len;
 }
 
 static int fs_write(const char *path, const char *buf, size_t len, off_t off,
@@ -252,22 +146,54 @@ static int fs_write(const char *path, const char *buf, size_t len, off_t off,
 {
 	struct swapd *sd = sd_of();
 	size_t n = clamp(sd, off, len);
-	int rc;
 
 	(void)path;
 	(void)fi;
 	if (!n)
 		return len ? -ENOSPC : 0;
-	/* Before: a cached copy is old from now on.  After: a prefetch that
-	 * started during the write may have read the old data. */
-	invalidate(sd, (uint64_t)off, n);
-	if (off % PAGE == 0 && n % PAGE == 0)
-		rc = leap_mc_write(sd->mc, (uint64_t)off, buf, n);
-	else
-		rc = unaligned(sd, (char *)buf, n, (uint64_t)off, true);
-	invalidate(sd, (uint64_t)off, n);
-	count_write(sd, n, rc);
-	return rc ? -EIO : (int)n;
+	return swapd_io_write(sd, buf, n, (uint64_t)off) ?: (int)n;
+}
+
+/*
+ * fallocate(PUNCH_HOLE | KEEP_SIZE) is a discard: what a loop device sends
+ * for REQ_OP_DISCARD (swapon --discard).  Whole pages are dropped from the
+ * store and the cache (swapd_io_discard); the partial pages at either end
+ * are zeroed, since a punched range must read as zeros.  Nothing else
+ * (allocation, zero range, collapse) makes sense for this fixed-size file.
+ */
+static int fs_fallocate(const char *path, int mode, off_t off, off_t len,
+			struct fuse_file_info *fi)
+{
+	static const char
+		zeros[2 * PAGE]; /* the most a range without a whole page spans */
+	struct swapd *sd = sd_of();
+	uint64_t start, end, head_end, tail_start;
+	size_t n;
+	int rc = 0;
+
+	(void)fi;
+	if (strcmp(path, "/" SWAPD_FILE))
+		return -ENOENT;
+	if (mode != (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE))
+		return -EOPNOTSUPP;
+	if (len <= 0)
+		return -EINVAL;
+	n = clamp(sd, off, (size_t)len);
+	if (!n)
+		return 0;
+	start = (uint64_t)off;
+	end = start + n;
+	head_end = (start + PAGE - 1) / PAGE * PAGE;
+	tail_start = end / PAGE * PAGE;
+	if (head_end >= tail_start) /* no whole page: one or two partial ones */
+		return swapd_io_write(sd, zeros, n, start);
+	if (head_end > start)
+		rc = swapd_io_write(sd, zeros, head_end - start, start);
+	if (!rc && tail_start > head_end)
+		rc = swapd_io_discard(sd, head_end, tail_start - head_end);
+	if (!rc && end > tail_start)
+		rc = swapd_io_write(sd, zeros, end - tail_start, tail_start);
+	return rc;
 }
 
 /* PREFETCH / STATS (swapd_ioctl.h).  FUSE copies the fixed-size argument in
@@ -302,6 +228,7 @@ static const struct fuse_operations ops = {
 	.read = fs_read,
 	.write = fs_write,
 	.ioctl = fs_ioctl,
+	.fallocate = fs_fallocate,
 };
 
 /*
@@ -324,41 +251,6 @@ static void on_stop(int sig)
 	}
 	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
 		return;
-}
-
-void swapd_print_stats(struct swapd *sd, FILE *f)
-{
-	struct swapd_counters c;
-	struct leap_mc_counters m;
-	uint64_t total = 0, acc = 0;
-	int p50 = -1, p99 = -1;
-
-	pthread_mutex_lock(&sd->stat_lock);
-	c = sd->cnt;
-	pthread_mutex_unlock(&sd->stat_lock);
-	leap_mc_get_counters(sd->mc, &m);
-	for (int i = 0; i < SWAPD_LAT_BUCKETS; i++)
-		total += c.read_lat[i];
-	for (int i = 0; i < SWAPD_LAT_BUCKETS && total; i++) {
-		acc += c.read_lat[i];
-		if (p50 < 0 && acc * 2 >= total)
-			p50 = i;
-		if (p99 < 0 && acc * 100 >= total * 99)
-			p99 = i;
-	}
-	fprintf(f,
-		"leap-swapd: reads=%llu writes=%llu pages_in=%llu pages_out=%llu "
-		"unaligned=%llu errors=%llu read_p50_us<=%llu read_p99_us<=%llu "
-		"reconnects=%llu retries=%llu failovers=%llu degraded_writes=%llu "
-		"io_errors=%llu resilvered=%llu under_replicated=%llu\n",
-		(unsigned long long)c.reads, (unsigned long long)c.writes,
-		(unsigned long long)c.pages_in, (unsigned long long)c.pages_out,
-		(unsigned long long)c.unaligned, (unsigned long long)c.errors,
-		p50 < 0 ? 0ULL : 2ULL << p50, p99 < 0 ? 0ULL : 2ULL << p99,
-		(unsigned long long)m.reconnects, (unsigned long long)m.retries,
-		(unsigned long long)m.failovers, (unsigned long long)m.degraded_writes,
-		(unsigned long long)m.io_errors, (unsigned long long)m.resilvered,
-		(unsigned long long)m.under_replicated);
 }
 
 int swapd_fuse_run(struct swapd *sd, const char *mountpoint, int max_threads)

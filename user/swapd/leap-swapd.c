@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: MIT
 /*
- * leap-swapd: a swap device whose pages live in leap-memd servers.  It
- * serves one file through FUSE; a loop device with direct I/O over that
- * file is what `swapon` takes (docs/backend.md):
+ * leap-swapd: a swap device whose pages live in leap-memd servers.  By
+ * default it serves one file through FUSE; a loop device with direct I/O
+ * over that file is what `swapon` takes (docs/backend.md):
  *
  *   leap-swapd --mount /run/leap-swapd --size 1G --server 127.0.0.1:7480 \
  *              --secret-file /etc/leap/secret &
  *   dev=$(losetup --direct-io=on --show -f /run/leap-swapd/swap)
  *   mkswap "$dev" && swapon "$dev"
+ *
+ * With --frontend nbd it is the server of a kernel NBD device instead
+ * (nbd.c): `leap-swapd --frontend nbd --size 1G ...` prints the /dev/nbdN
+ * it serves, which swapon takes directly.
  *
  * Run it outside any memory-limited cgroup (it refuses otherwise): memcg
  * reclaim waits for the swap writeback this daemon does.
@@ -20,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 
 #include "leap/size.h"
 #include "swapd.h"
@@ -28,9 +33,11 @@ const char *argp_program_version = "leap-swapd 0.1";
 const char *argp_program_bug_address = "the leap issue tracker";
 
 static const char doc[] =
-	"leap-swapd: a swap device backed by leap-memd servers (FUSE file + loop).\v"
+	"leap-swapd: a swap device backed by leap-memd servers (FUSE file + loop, "
+	"or an NBD device).\v"
 	"Stops on SIGTERM/SIGINT only while the file is not open (detach the loop "
-	"device first); SIGKILL forces it.";
+	"device first) or, with NBD, while the device is not claimed (swapoff "
+	"first); SIGKILL forces it.";
 
 enum {
 	OPT_NO_MLOCK = 0x100,
@@ -40,10 +47,20 @@ enum {
 	OPT_ALLOW_MEMCG,
 	OPT_CONTROL,
 	OPT_CACHE,
+	OPT_FRONTEND,
+	OPT_DEVICE,
+	OPT_NBD_SOCKET,
 };
 
 static const struct argp_option options[] = {
-	{"mount", 'm', "DIR", 0, "Mount point (an existing directory; required)", 0},
+	{"frontend", OPT_FRONTEND, "fuse|nbd", 0,
+	 "fuse (default): a file for a loop device; nbd: a kernel NBD device", 0},
+	{"mount", 'm', "DIR", 0, "FUSE mount point (an existing directory; fuse only)",
+	 0},
+	{"device", OPT_DEVICE, "/dev/nbdN", 0, "NBD device (default: the first free one)",
+	 0},
+	{"nbd-socket", OPT_NBD_SOCKET, "FD", 0,
+	 "Serve NBD requests on this inherited socket, no device (for tests)", 0},
 	{"size", 'S', "SIZE", 0, "Device size: bytes or K/M/G (required)", 0},
 	{"server", 's', "ADDR:PORT", 0, "A leap-memd server (repeat to stripe)", 0},
 	{"secret-file", 'k', "FILE", 0, "Shared secret, mode 0600 (required)", 0},
@@ -53,7 +70,7 @@ static const struct argp_option options[] = {
 	{"stripe", OPT_STRIPE, "PAGES", 0, "Stripe unit in pages (default 16)", 0},
 	{"retry-ms", OPT_RETRY, "MS", 0, "Retry a lost server this long (default 10000)",
 	 0},
-	{"threads", OPT_THREADS, "N", 0, "FUSE worker threads at most (default 8)", 0},
+	{"threads", OPT_THREADS, "N", 0, "FUSE or NBD worker threads (default 8)", 0},
 	{"control", OPT_CONTROL, "PATH", 0,
 	 "Control socket (mode 0600) for PREFETCH/STATS; enables the prefetch cache", 0},
 	{"cache-pages", OPT_CACHE, "N", 0, "Prefetch cache size in pages (default 4096)",
@@ -67,7 +84,9 @@ static const struct argp_option options[] = {
 
 struct args {
 	struct leap_mc_config mc;
-	const char *mount, *secret_file, *control;
+	const char *mount, *secret_file, *control, *device;
+	int nbd_socket;
+	bool nbd;
 	unsigned long cache_pages;
 	uint64_t size;
 	unsigned long threads;
@@ -84,6 +103,25 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case 'm':
 		a->mount = arg;
 		break;
+	case OPT_FRONTEND:
+		if (strcmp(arg, "fuse") && strcmp(arg, "nbd"))
+			argp_error(st, "--frontend is fuse or nbd");
+		a->nbd = !strcmp(arg, "nbd");
+		break;
+	case OPT_DEVICE:
+		a->device = arg;
+		break;
+	case OPT_NBD_SOCKET: {
+		int type = 0;
+		socklen_t tl = sizeof(type);
+
+		if (leap_parse_uint(arg, 10, 65535, &v) ||
+		    getsockopt((int)v, SOL_SOCKET, SO_TYPE, &type, &tl) ||
+		    type != SOCK_STREAM)
+			argp_error(st, "--nbd-socket: %s is not a stream socket", arg);
+		a->nbd_socket = (int)v;
+		break;
+	}
 	case 'S':
 		if (leap_parse_size(arg, &v64) || v64 > LEAP_WIRE_MAX_OFFSET ||
 		    v64 < 16 * LEAP_WIRE_PAGE_SIZE || v64 % LEAP_WIRE_PAGE_SIZE)
@@ -149,9 +187,17 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		argp_error(st, "unexpected argument '%s'", arg);
 		break;
 	case ARGP_KEY_END:
-		if (!a->mount || !a->size || !a->mc.nservers || !a->secret_file)
-			argp_error(st, "--mount, --size, --server and --secret-file are "
-				       "required");
+		if (!a->size || !a->mc.nservers || !a->secret_file)
+			argp_error(st, "--size, --server and --secret-file are required");
+		if (!a->nbd && !a->mount)
+			argp_error(st, "--mount is required with the FUSE frontend");
+		if (a->nbd && a->mount)
+			argp_error(st, "--mount is for the FUSE frontend");
+		if (!a->nbd && (a->device || a->nbd_socket >= 0))
+			argp_error(st,
+				   "--device and --nbd-socket are for the NBD frontend");
+		if (a->device && a->nbd_socket >= 0)
+			argp_error(st, "--device or --nbd-socket, not both");
 		if (a->mc.replicas > a->mc.nservers)
 			argp_error(st, "--replicas 2 needs two servers");
 		break;
@@ -167,6 +213,7 @@ int main(int argc, char **argv)
 		.mc = {.replicas = 1, .dev = 1, .log_prefix = "leap-swapd"},
 		.threads = 8,
 		.cache_pages = 4096,
+		.nbd_socket = -1,
 	};
 	struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
 	static uint8_t secret[LEAP_SECRET_MAX];
@@ -186,6 +233,11 @@ int main(int argc, char **argv)
 			"reclaim would wait for this daemon's own swap I/O; start it "
 			"outside\n",
 			err);
+		return 1;
+	}
+	/* Before connecting anywhere: say at once when NBD cannot work here. */
+	if (a.nbd && a.nbd_socket < 0 && swapd_nbd_probe(err, sizeof(err))) {
+		fprintf(stderr, "leap-swapd: --frontend nbd: %s\n", err);
 		return 1;
 	}
 	slen = leap_secret_load(a.secret_file, secret, sizeof(secret), err, sizeof(err));
@@ -221,7 +273,10 @@ int main(int argc, char **argv)
 		leap_mc_close(sd.mc);
 		return 1;
 	}
-	rc = swapd_fuse_run(&sd, a.mount, (int)a.threads);
+	if (a.nbd)
+		rc = swapd_nbd_run(&sd, a.device, a.nbd_socket, (int)a.threads);
+	else
+		rc = swapd_fuse_run(&sd, a.mount, (int)a.threads);
 	swapd_ctl_stop(&sd);
 	swapd_print_stats(&sd, stderr);
 	leap_mc_close(sd.mc);

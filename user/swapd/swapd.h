@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
-/* leap-swapd internals: the FUSE frontend and the process hardening. */
+/* leap-swapd internals: the request layer, the FUSE and NBD frontends and the
+ * process hardening. */
 #ifndef LEAP_SWAPD_H
 #define LEAP_SWAPD_H
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -16,6 +18,7 @@
 
 struct swapd_counters {
 	uint64_t reads, writes, pages_in, pages_out, unaligned, errors;
+	uint64_t discards, pages_discarded;
 	uint64_t read_lat[SWAPD_LAT_BUCKETS]; /* per-request, by log2(us) */
 };
 
@@ -33,10 +36,33 @@ struct swapd {
 	struct swapd_ctl *ctl;
 };
 
+/*
+ * The request layer (io.c) both frontends call.  Ranges are within the
+ * device (callers validate); reads use the prefetch cache, writes and
+ * discards invalidate it.  0 or -EIO (-EINVAL: a discard not page-aligned).
+ */
+int swapd_io_read(struct swapd *sd, void *buf, size_t len, uint64_t off);
+int swapd_io_write(struct swapd *sd, const void *buf, size_t len, uint64_t off);
+int swapd_io_discard(struct swapd *sd, uint64_t off, size_t len);
+
 /* Serves one file of sd->size bytes at mountpoint until a stop signal that
  * arrives while the file is not open; 0 on a clean stop. */
 int swapd_fuse_run(struct swapd *sd, const char *mountpoint, int max_threads);
 void swapd_print_stats(struct swapd *sd, FILE *f);
+
+/*
+ * The NBD frontend (nbd.c): attaches device (a /dev/nbdN path, or NULL for
+ * the first free one) to a socketpair through the kernel's ioctl interface
+ * and serves it with nthreads workers until a stop signal that arrives
+ * while the device is not claimed (swapon holds it exclusively), or until
+ * the kernel drops the connection.  0 on a clean stop, 1 on failure (with
+ * the reason on stderr).  sock_fd >= 0 instead serves the NBD transmission
+ * phase on that connected socket, no device (tests drive the request
+ * handling with it): a stop signal or NBD_CMD_DISC ends it cleanly.
+ */
+int swapd_nbd_run(struct swapd *sd, const char *device, int sock_fd, int nthreads);
+/* 0 if the kernel's NBD driver is loaded; -1 with a reason in err. */
+int swapd_nbd_probe(char *err, size_t errlen);
 
 /* The control socket (control.c) and its prefetch thread; needs the cache. */
 int swapd_ctl_start(struct swapd *sd, const char *path, char *err, size_t errlen);

@@ -1,0 +1,456 @@
+// SPDX-License-Identifier: MIT
+/*
+ * leap-swapd's NBD frontend: /dev/nbdN served over a socketpair.  One end
+ * goes to the kernel's NBD driver through its netlink interface
+ * (nbd_nl.c); workers serve the driver's requests (nbd_proto.h) on the
+ * other through the request layer the FUSE frontend uses too (io.c).
+ *
+ * Why netlink rather than the ioctls (NBD_SET_SOCK ... NBD_DO_IT): the
+ * ioctl interface parks a thread in NBD_DO_IT, an interruptible wait that
+ * tears the device down when a signal interrupts it, and SIGSTOP (a shell's
+ * ^Z, a debugger attaching) cannot be blocked; under live swap that turns
+ * every swap-in into an I/O error.  It also leaves picking a free device
+ * to a racy scan of /sys.  NBD_CMD_CONNECT returns once the device is up,
+ * picks a free device under the driver's lock, and nothing waits in the
+ * kernel on our behalf.  Two commands need no libnl (nbd_nl.c).
+ *
+ * Workers take turns reading a request (header, then a WRITE's data) under
+ * rx_lock, serve it without locks, and send the reply (a READ's data with
+ * it) under tx_lock, so requests are served in parallel as the driver
+ * allows (it keeps up to 128 in flight) and replies never interleave.
+ * Every request is validated before anything is touched (nbdp_check): a
+ * bad one gets an error reply and a log line; a request whose header is
+ * not one (bad magic) means the stream is lost, and the connection is
+ * closed, which fails outstanding I/O with EIO rather than guess.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/nbd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "nbd_nl.h"
+#include "nbd_proto.h"
+#include "swapd.h"
+
+#define PAGE LEAP_WIRE_PAGE_SIZE
+#define NBD_MAX_IO                                                                       \
+	(1U << 20) /* per worker buffer; the queue's max_sectors_kb is capped to it */
+#define WORKER_STACK (256 << 10) /* mlockall locks whole stacks: not glibc's 8 MiB */
+
+struct nbd_srv;
+
+struct nbd_worker {
+	struct nbd_srv *s;
+	pthread_t t;
+	uint8_t *buf; /* NBD_MAX_IO */
+	bool started;
+};
+
+struct nbd_srv {
+	struct swapd *sd;
+	int sock; /* our end of the socketpair */
+	int index;
+	pthread_mutex_t rx_lock, tx_lock;
+	bool rx_done;	   /* under rx_lock: no more requests will be read */
+	bool lost;	   /* the stream broke (bad magic, short read, send failure) */
+	bool stopping;	   /* atomic: we asked the driver to disconnect */
+	bool got_disc;	   /* under rx_lock: NBD_CMD_DISC read */
+	char name[32];	   /* "nbdN", or "fd N" when serving an inherited socket */
+	int live;	   /* workers running (atomic) */
+	uint64_t rejected; /* atomic */
+	struct nbd_worker *w;
+	int nw;
+};
+
+static int recv_all(int fd, void *buf, size_t len)
+{
+	uint8_t *p = buf;
+
+	while (len) {
+		ssize_t n = recv(fd, p, len, 0);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -1;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* Consumes len bytes of a refused WRITE's data so the stream stays in step. */
+static int drain(int fd, uint8_t *buf, uint32_t len)
+{
+	while (len) {
+		uint32_t n = len < NBD_MAX_IO ? len : NBD_MAX_IO;
+
+		if (recv_all(fd, buf, n))
+			return -1;
+		len -= n;
+	}
+	return 0;
+}
+
+static int send_reply(struct nbd_srv *s, const uint8_t *rep, const uint8_t *data,
+		      size_t len)
+{
+	struct iovec iov[2] = {{(void *)rep, NBDP_REP_SIZE},
+			       {(void *)data, data ? len : 0}};
+	struct msghdr m = {.msg_iov = iov, .msg_iovlen = data ? 2 : 1};
+	int rc = 0;
+
+	pthread_mutex_lock(&s->tx_lock);
+	while (m.msg_iovlen) {
+		ssize_t n = sendmsg(s->sock, &m, MSG_NOSIGNAL);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = -1;
+			break;
+		}
+		while (m.msg_iovlen && (size_t)n >= m.msg_iov->iov_len) {
+			n -= (ssize_t)m.msg_iov->iov_len;
+			m.msg_iov++;
+			m.msg_iovlen--;
+		}
+		if (m.msg_iovlen) {
+			m.msg_iov->iov_base = (uint8_t *)m.msg_iov->iov_base + n;
+			m.msg_iov->iov_len -= (size_t)n;
+		}
+	}
+	pthread_mutex_unlock(&s->tx_lock);
+	return rc;
+}
+
+static const char *type_name(uint16_t t)
+{
+	static const char *const names[] = {"READ", "WRITE", "DISC", "FLUSH", "TRIM"};
+
+	return t < sizeof(names) / sizeof(names[0]) ? names[t] : "unknown";
+}
+
+static void log_reject(struct nbd_srv *s, const struct nbdp_req *r, uint32_t err)
+{
+	uint64_t n = __atomic_add_fetch(&s->rejected, 1, __ATOMIC_RELAXED);
+
+	/* The first few, then powers of two: a flood stays readable. */
+	if (n <= 8 || !(n & (n - 1)))
+		fprintf(stderr,
+			"leap-swapd: %s: refused request #%llu: type %u (%s) flags "
+			"0x%x offset %llu length %u: %s\n",
+			s->name, (unsigned long long)n, r->type, type_name(r->type),
+			r->flags, (unsigned long long)r->offset, r->length,
+			strerror((int)err));
+}
+
+/* Reads one request under rx_lock; the action, or -1 when reading stops. */
+static int next_request(struct nbd_worker *w, struct nbdp_req *r, uint32_t *err)
+{
+	struct nbd_srv *s = w->s;
+	uint8_t hdr[NBDP_REQ_SIZE];
+	int act = -1;
+
+	pthread_mutex_lock(&s->rx_lock);
+	if (s->rx_done)
+		goto out;
+	if (recv_all(s->sock, hdr, sizeof(hdr)))
+		goto stop; /* the kernel closed its end (after a disconnect) */
+	if (nbdp_decode(hdr, r)) {
+		fprintf(stderr,
+			"leap-swapd: %s: request with bad magic 0x%08x: stream "
+			"lost, closing the connection (outstanding I/O fails)\n",
+			s->name, r->magic);
+		s->lost = true;
+		goto stop;
+	}
+	act = (int)nbdp_check(r, s->sd->size, PAGE, NBD_MAX_IO, err);
+	if (act == NBDP_DO_WRITE ? recv_all(s->sock, w->buf, r->length)
+				 : drain(s->sock, w->buf, nbdp_payload(r))) {
+		/* Cut off inside a request: lost, unless we are disconnecting. */
+		s->lost = !__atomic_load_n(&s->stopping, __ATOMIC_SEQ_CST);
+		act = -1;
+		goto stop;
+	}
+	if (act == NBDP_DO_DISCONNECT) {
+		/* No reply; requests already read still get theirs. */
+		s->got_disc = true;
+		shutdown(s->sock, SHUT_RD);
+		act = -1;
+		goto stop;
+	}
+	goto out;
+stop:
+	s->rx_done = true;
+	if (s->lost)
+		shutdown(s->sock, SHUT_RDWR);
+out:
+	pthread_mutex_unlock(&s->rx_lock);
+	return act;
+}
+
+static void *worker_main(void *arg)
+{
+	struct nbd_worker *w = arg;
+	struct nbd_srv *s = w->s;
+	struct swapd *sd = s->sd;
+	uint8_t rep[NBDP_REP_SIZE];
+	struct nbdp_req r;
+	uint32_t err;
+	int act, rc;
+
+	while ((act = next_request(w, &r, &err)) >= 0) {
+		rc = 0;
+		switch (act) {
+		case NBDP_DO_READ:
+			rc = swapd_io_read(sd, w->buf, r.length, r.offset);
+			break;
+		case NBDP_DO_WRITE:
+			rc = swapd_io_write(sd, w->buf, r.length, r.offset);
+			break;
+		case NBDP_DO_TRIM:
+			rc = swapd_io_discard(sd, r.offset, r.length);
+			break;
+		case NBDP_DO_FLUSH:
+			break; /* a write is on the servers before its reply */
+		default:
+			log_reject(s, &r, err);
+			break;
+		}
+		if (act != NBDP_DO_REJECT)
+			err = rc ? EIO : 0;
+		nbdp_encode_reply(rep, err, r.handle);
+		if (send_reply(s, rep, act == NBDP_DO_READ && !err ? w->buf : NULL,
+			       r.length)) {
+			pthread_mutex_lock(&s->rx_lock);
+			s->rx_done = true;
+			/* After our disconnect the driver shuts its end: expected. */
+			if (!__atomic_load_n(&s->stopping, __ATOMIC_SEQ_CST))
+				s->lost = true;
+			shutdown(s->sock, SHUT_RDWR);
+			pthread_mutex_unlock(&s->rx_lock);
+			break;
+		}
+	}
+	__atomic_sub_fetch(&s->live, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* Requests larger than a worker's buffer would be refused: cap the queue. */
+static void cap_request_size(struct nbd_srv *s)
+{
+	char path[96], val[32];
+	unsigned long cur = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/queue/max_sectors_kb", s->name);
+	f = fopen(path, "r");
+	if (f) {
+		if (fscanf(f, "%lu", &cur) != 1)
+			cur = 0;
+		fclose(f);
+	}
+	if (cur && cur <= NBD_MAX_IO / 1024)
+		return;
+	snprintf(val, sizeof(val), "%u\n", NBD_MAX_IO / 1024);
+	f = fopen(path, "w");
+	if (!f || fputs(val, f) < 0 || fclose(f))
+		fprintf(stderr,
+			"leap-swapd: warning: cannot cap %s to %u: requests above it "
+			"will fail with EIO\n",
+			path, NBD_MAX_IO / 1024);
+}
+
+/*
+ * A stop signal: disconnect only if no one holds the device exclusively
+ * (swapon does, as does a mounted filesystem).  The exclusive open we make
+ * to find out is kept until the end, so nothing can claim the device
+ * between the check and the disconnect.
+ */
+static void try_stop(struct nbd_srv *s, int *excl_fd)
+{
+	char dev[48], err[256];
+
+	if (s->stopping)
+		return;
+	snprintf(dev, sizeof(dev), "/dev/%s", s->name);
+	*excl_fd = open(dev, O_RDONLY | O_EXCL | O_CLOEXEC);
+	if (*excl_fd < 0) {
+		fprintf(stderr,
+			"leap-swapd: not stopping: %s is in use (%s; swapon?): "
+			"swapoff first\n",
+			dev, strerror(errno));
+		return;
+	}
+	__atomic_store_n(&s->stopping, true, __ATOMIC_SEQ_CST);
+	if (nbd_nl_disconnect(s->index, err, sizeof(err))) {
+		fprintf(stderr, "leap-swapd: %s\n", err);
+		__atomic_store_n(&s->stopping, false, __ATOMIC_SEQ_CST);
+		close(*excl_fd);
+		*excl_fd = -1;
+	}
+}
+
+int swapd_nbd_probe(char *err, size_t errlen)
+{
+	return nbd_nl_probe(err, errlen);
+}
+
+static int parse_device(const char *device, int *index)
+{
+	const char *p = device;
+	char *end;
+	long v;
+
+	*index = -1;
+	if (!device)
+		return 0;
+	if (!strncmp(p, "/dev/", 5))
+		p += 5;
+	if (!strncmp(p, "nbd", 3))
+		p += 3;
+	errno = 0;
+	v = strtol(p, &end, 10);
+	if (errno || end == p || *end || v < 0 || v > 1000000)
+		return -1;
+	*index = (int)v;
+	return 0;
+}
+
+/* The kernel's side: a device connected to sv[0] by netlink.  0 or -1. */
+static int attach_device(struct nbd_srv *s, int kernel_end)
+{
+	char err[512];
+	int rc = nbd_nl_connect(kernel_end, s->sd->size, PAGE,
+				NBD_FLAG_HAS_FLAGS | NBD_FLAG_SEND_FLUSH |
+					NBD_FLAG_SEND_TRIM,
+				&s->index, err, sizeof(err));
+
+	/* Either way the driver holds its own reference to the socket now. */
+	close(kernel_end);
+	if (rc) {
+		fprintf(stderr, "leap-swapd: %s\n", err);
+		return -1;
+	}
+	snprintf(s->name, sizeof(s->name), "nbd%d", s->index);
+	cap_request_size(s);
+	fprintf(stderr, "leap-swapd: serving /dev/%s (%llu MiB) over NBD, %d workers\n",
+		s->name, (unsigned long long)(s->sd->size >> 20), s->live);
+	return 0;
+}
+
+int swapd_nbd_run(struct swapd *sd, const char *device, int sock_fd, int nthreads)
+{
+	static struct nbd_srv srv;
+	struct nbd_srv *s = &srv;
+	sigset_t stop_sigs, old_sigs;
+	pthread_attr_t attr;
+	char err[512];
+	int sv[2] = {-1, -1}, excl_fd = -1, rc = 1;
+
+	memset(s, 0, sizeof(*s));
+	s->sd = sd;
+	s->sock = -1;
+	if (parse_device(device, &s->index)) {
+		fprintf(stderr, "leap-swapd: bad --device '%s' (/dev/nbdN)\n", device);
+		return 1;
+	}
+	pthread_mutex_init(&s->rx_lock, NULL);
+	pthread_mutex_init(&s->tx_lock, NULL);
+	s->nw = nthreads;
+	s->w = calloc((size_t)nthreads, sizeof(*s->w));
+	if (!s->w)
+		goto nomem;
+	for (int i = 0; i < nthreads; i++) {
+		s->w[i].s = s;
+		s->w[i].buf = malloc(NBD_MAX_IO);
+		if (!s->w[i].buf)
+			goto nomem;
+	}
+	if (sock_fd >= 0) {
+		s->sock = sock_fd;
+		snprintf(s->name, sizeof(s->name), "fd %d", sock_fd);
+	} else if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		fprintf(stderr, "leap-swapd: socketpair: %s\n", strerror(errno));
+		goto out;
+	} else {
+		s->sock = sv[1];
+	}
+	/* Stop signals are taken here with sigtimedwait, never by a worker. */
+	sigemptyset(&stop_sigs);
+	sigaddset(&stop_sigs, SIGTERM);
+	sigaddset(&stop_sigs, SIGINT);
+	sigaddset(&stop_sigs, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop_sigs, &old_sigs);
+	signal(SIGPIPE, SIG_IGN);
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, WORKER_STACK);
+	for (int i = 0; i < nthreads; i++) {
+		s->w[i].started =
+			!pthread_create(&s->w[i].t, &attr, worker_main, &s->w[i]);
+		if (s->w[i].started)
+			__atomic_add_fetch(&s->live, 1, __ATOMIC_SEQ_CST);
+	}
+	pthread_attr_destroy(&attr);
+	if (!s->live) {
+		fprintf(stderr, "leap-swapd: cannot start NBD workers\n");
+		if (sv[0] >= 0)
+			close(sv[0]);
+		goto join;
+	}
+	if (sock_fd < 0 && attach_device(s, sv[0]))
+		goto join;
+	if (sock_fd >= 0)
+		fprintf(stderr, "leap-swapd: serving NBD on %s (%llu MiB), %d workers\n",
+			s->name, (unsigned long long)(sd->size >> 20), s->live);
+	while (__atomic_load_n(&s->live, __ATOMIC_SEQ_CST) > 0) {
+		struct timespec ts = {0, 200 * 1000000L};
+
+		if (sigtimedwait(&stop_sigs, NULL, &ts) <= 0)
+			continue;
+		if (sock_fd < 0) {
+			try_stop(s, &excl_fd);
+		} else { /* no device to check: the peer is a test */
+			__atomic_store_n(&s->stopping, true, __ATOMIC_SEQ_CST);
+			shutdown(s->sock, SHUT_RDWR);
+		}
+	}
+	if (!s->lost && (s->stopping || (sock_fd >= 0 && s->got_disc))) {
+		rc = 0;
+	} else {
+		fprintf(stderr, "leap-swapd: %s: connection %s\n", s->name,
+			s->lost ? "lost (see above)" : "closed by the peer");
+		/* Leave no half-configured device behind. */
+		if (sock_fd < 0 && !s->stopping &&
+		    nbd_nl_disconnect(s->index, err, sizeof(err)))
+			fprintf(stderr, "leap-swapd: %s\n", err);
+	}
+join:
+	shutdown(s->sock, SHUT_RDWR);
+	for (int i = 0; i < nthreads; i++)
+		if (s->w[i].started)
+			pthread_join(s->w[i].t, NULL);
+	pthread_sigmask(SIG_SETMASK, &old_sigs, NULL);
+	goto out;
+nomem:
+	fprintf(stderr, "leap-swapd: out of memory\n");
+out:
+	if (excl_fd >= 0)
+		close(excl_fd);
+	if (s->sock >= 0)
+		close(s->sock);
+	for (int i = 0; s->w && i < nthreads; i++)
+		free(s->w[i].buf);
+	free(s->w);
+	if (!rc)
+		fprintf(stderr, "leap-swapd: %s disconnected\n", s->name);
+	return rc;
+}
