@@ -231,7 +231,28 @@ ctl -s "$(cat "$tmp/C.port")" stats >/dev/null 2>&1
 is "$?" 0 "... and served once a slot is free"
 like "$(cat "$tmp/C.log")" "refused, 2 clients already" "... with a log line"
 
-kill "$A_pid" "$B_pid" "$C_pid"
-wait "$A_pid" "$B_pid" "$C_pid"
+# --delay-us holds every reply (an emulated network) without losing one.
+"$MEMD" --size 16M --listen 127.0.0.1:0 --port-file "$tmp/E.port" --delay-us 3000 \
+	--secret-file "$tmp/secret" $MLOCK 2>"$tmp/E.log" &
+E_pid=$!
+fixture_track_pid $E_pid
+for ((i = 0; i < 50; i++)); do
+	[ -s "$tmp/E.port" ] && break
+	sleep 0.1
+done
+ctl -s "$(cat "$tmp/E.port")" -n 500 --seconds 1 stress >"$tmp/dst" 2>"$tmp/dst.err"
+like "$(cat "$tmp/dst")" "stress .*corrupt=0 io_errors=0" "--delay-us 3000: no corruption" ||
+	diag "$(cat "$tmp/dst.err" "$tmp/E.log")"
+p50=$(sed -n 's/.*read_p50_us=\([0-9]*\).*/\1/p' "$tmp/dst")
+cmp_ok "${p50:-0}" -ge 3000 "... and each read takes the delay (p50 ${p50:-?} us)"
+ctl -s "$A_addr" -n 500 --seconds 1 stress >"$tmp/dst0" 2>&1
+p50=$(sed -n 's/.*read_p50_us=\([0-9]*\).*/\1/p' "$tmp/dst0")
+cmp_ok "${p50:-99999}" -lt 3000 "without it a read takes ${p50:-?} us"
+run_timeout 10 "$MEMD" --size 1M --secret-file "$tmp/secret" --delay-us 100001 \
+	>/dev/null 2>"$tmp/dbad"
+like "$(cat "$tmp/dbad")" "bad --delay-us" "an out-of-range --delay-us is refused"
+
+kill "$A_pid" "$B_pid" "$C_pid" "$E_pid"
+wait "$A_pid" "$B_pid" "$C_pid" "$E_pid"
 ok $? "servers stop cleanly on SIGTERM"
 done_testing

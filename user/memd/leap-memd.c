@@ -29,7 +29,13 @@ static const char doc[] =
 	"nobody but its owner may read (mode 0600).  SIGUSR1 drops every client "
 	"connection (a network failure, for tests); SIGTERM stops.";
 
-enum { OPT_NO_MLOCK = 0x100, OPT_PORT_FILE, OPT_MAX_CLIENTS, OPT_AUTH_TIMEOUT };
+enum {
+	OPT_NO_MLOCK = 0x100,
+	OPT_PORT_FILE,
+	OPT_MAX_CLIENTS,
+	OPT_AUTH_TIMEOUT,
+	OPT_DELAY
+};
 
 static const struct argp_option options[] = {
 	{"size", 's', "SIZE", 0, "Memory to serve: bytes or K/M/G suffix (required)", 0},
@@ -47,6 +53,10 @@ static const struct argp_option options[] = {
 	 "Write the bound ADDR:PORT here once listening (with --listen ...:0)", 0},
 	{"no-mlock", OPT_NO_MLOCK, NULL, 0,
 	 "Do not lock memory (unprivileged tests only: served pages could swap)", 0},
+	{"delay-us", OPT_DELAY, "US", 0,
+	 "Hold each reply US microseconds (0..100000, default 0): emulates a server "
+	 "across a network when client and server share one machine (benchmarks)",
+	 0},
 	{"verbose", 'v', NULL, 0, "Log every connection", 0},
 	{0},
 };
@@ -93,6 +103,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		if (parse_uint(arg, 1, 4096, &v))
 			argp_error(st, "bad --max-clients '%s' (1..4096)", arg);
 		a->cfg.max_clients = (unsigned)v;
+		break;
+	case OPT_DELAY:
+		if (parse_uint(arg, 0, 100000, &v))
+			argp_error(st, "bad --delay-us '%s' (0..100000)", arg);
+		a->cfg.delay_us = (unsigned)v;
 		break;
 	case OPT_AUTH_TIMEOUT:
 		if (parse_uint(arg, 10, 600000, &v))

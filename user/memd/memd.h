@@ -44,6 +44,13 @@ struct memd_config {
 	unsigned max_clients;
 	int auth_timeout_ms; /* a peer must authenticate within this */
 	const char *port_file;
+	/*
+	 * Every reply of an authenticated connection leaves this long after
+	 * its request was read (a timer, no CPU spent waiting): what a client
+	 * sees of a server one network round trip away, for benchmarks on one
+	 * machine.  One-sided RDMA traffic does not pass through here.
+	 */
+	unsigned delay_us;
 	bool verbose;
 };
 

@@ -18,7 +18,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -39,6 +42,10 @@ struct conn {
 	size_t tx_len, tx_off;
 	bool close_after_tx;
 	struct conn *next;
+	/* --delay-us: the reply waits in the server's FIFO until due_ns. */
+	bool delayed;
+	uint64_t due_ns;
+	struct conn *dnext;
 };
 
 struct server {
@@ -46,6 +53,10 @@ struct server {
 	struct memd_store *store;
 	struct leap_conn listener;
 	int ep, sigfd;
+	/* --delay-us: replies held back, oldest first (one delay for all, so
+	 * the FIFO is in due order), and the timer that releases them. */
+	int tfd;
+	struct conn *dhead, *dtail;
 	uint64_t instance;
 	struct conn *conns;
 	unsigned nconns;
@@ -66,6 +77,18 @@ struct server {
 static void conn_free(struct server *s, struct conn *cn)
 {
 	struct conn **pp;
+
+	if (cn->delayed) {
+		struct conn *prev = NULL;
+
+		for (pp = &s->dhead; *pp; prev = *pp, pp = &(*pp)->dnext)
+			if (*pp == cn) {
+				*pp = cn->dnext;
+				if (s->dtail == cn)
+					s->dtail = prev;
+				break;
+			}
+	}
 
 	for (pp = &s->conns; *pp; pp = &(*pp)->next)
 		if (*pp == cn) {
@@ -314,6 +337,63 @@ static void handle(struct server *s, struct conn *cn)
 	}
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* Arms the timer for the oldest held reply (or disarms it). */
+static void delay_arm(struct server *s)
+{
+	struct itimerspec its = {0};
+
+	if (s->dhead) {
+		its.it_value.tv_sec = (time_t)(s->dhead->due_ns / 1000000000ULL);
+		its.it_value.tv_nsec = (long)(s->dhead->due_ns % 1000000000ULL);
+	}
+	timerfd_settime(s->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* Holds cn's reply for --delay-us; it reads nothing more meanwhile. */
+static void delay_reply(struct server *s, struct conn *cn)
+{
+	cn->delayed = true;
+	cn->due_ns = mono_ns() + (uint64_t)s->cfg->delay_us * 1000;
+	cn->dnext = NULL;
+	if (s->dtail)
+		s->dtail->dnext = cn;
+	else
+		s->dhead = cn;
+	s->dtail = cn;
+	want(s, cn, 0);
+	if (s->dhead == cn)
+		delay_arm(s);
+}
+
+static bool flush(struct server *s, struct conn *cn);
+
+/* The timer fired: send every reply that is due. */
+static void delay_release(struct server *s)
+{
+	uint64_t ticks, now = mono_ns();
+
+	if (read(s->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+		LOG("timerfd: %s", strerror(errno));
+	while (s->dhead && s->dhead->due_ns <= now) {
+		struct conn *cn = s->dhead;
+
+		s->dhead = cn->dnext;
+		if (!s->dhead)
+			s->dtail = NULL;
+		cn->delayed = false;
+		flush(s, cn);
+	}
+	delay_arm(s);
+}
+
 /* Sends what is queued; false if the connection is gone. */
 static bool flush(struct server *s, struct conn *cn)
 {
@@ -382,6 +462,11 @@ static void on_readable(struct server *s, struct conn *cn)
 		handle(s, cn);
 		cn->rx_have = 0;
 		cn->rx_need = LEAP_WIRE_HDR_SIZE;
+		if (s->cfg->delay_us && cn->state == ST_READY && cn->tx_len &&
+		    !cn->close_after_tx) {
+			delay_reply(s, cn);
+			return;
+		}
 		if (!flush(s, cn) || cn->tx_len)
 			return; /* closed, or waiting for EPOLLOUT before reading on */
 	}
@@ -481,7 +566,7 @@ static int write_port_file(const char *path, const char *addr)
 
 int memd_serve(const struct memd_config *cfg, struct memd_store *store)
 {
-	struct server s = {.cfg = cfg, .store = store, .ep = -1, .sigfd = -1};
+	struct server s = {.cfg = cfg, .store = store, .ep = -1, .sigfd = -1, .tfd = -1};
 	struct epoll_event ev, evs[64];
 	char err[256], bound[128];
 	sigset_t mask;
@@ -527,6 +612,19 @@ int memd_serve(const struct memd_config *cfg, struct memd_store *store)
 	epoll_ctl(s.ep, EPOLL_CTL_ADD, s.listener.fd, &ev);
 	ev = (struct epoll_event){.events = EPOLLIN, .data.ptr = &s.sigfd};
 	epoll_ctl(s.ep, EPOLL_CTL_ADD, s.sigfd, &ev);
+	if (cfg->delay_us) {
+		s.tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+		if (s.tfd < 0) {
+			LOG("timerfd: %s", strerror(errno));
+			goto out;
+		}
+		ev = (struct epoll_event){.events = EPOLLIN, .data.ptr = &s.tfd};
+		epoll_ctl(s.ep, EPOLL_CTL_ADD, s.tfd, &ev);
+		/* The default 50 us timer slack would dwarf a short delay. */
+		prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+		LOG("holding every reply %u us (--delay-us: an emulated network)",
+		    cfg->delay_us);
+	}
 
 	if (cfg->transport->local_addr(&s.listener, bound, sizeof(bound)))
 		snprintf(bound, sizeof(bound), "%s", cfg->listen);
@@ -549,6 +647,8 @@ int memd_serve(const struct memd_config *cfg, struct memd_store *store)
 
 			if (p == &s.listener) {
 				on_accept(&s);
+			} else if (p == &s.tfd) {
+				delay_release(&s);
 			} else if (p == &s.sigfd) {
 				on_signal(&s);
 				/* Connections may be gone: the rest of this batch is
@@ -557,6 +657,13 @@ int memd_serve(const struct memd_config *cfg, struct memd_store *store)
 			} else {
 				struct conn *cn = p;
 
+				/* Its reply is held: nothing to read until it leaves,
+				 * except that the peer may have gone. */
+				if (cn->delayed) {
+					if (evs[i].events & (EPOLLHUP | EPOLLERR))
+						conn_free(&s, cn);
+					continue;
+				}
 				if (evs[i].events & EPOLLOUT)
 					flush(&s, cn);
 				else
@@ -578,5 +685,7 @@ out:
 		close(s.ep);
 	if (s.sigfd >= 0)
 		close(s.sigfd);
+	if (s.tfd >= 0)
+		close(s.tfd);
 	return rc;
 }
