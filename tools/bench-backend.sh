@@ -12,7 +12,11 @@
 #     leap through process_madvise (c0), leap through the backend (e), via
 #     tools/bench-swap.sh --swap backend.
 #
-# Usage: tools/bench-backend.sh [--samples N] [--skip-stride] [BENCH-SWAP ARGS...]
+# Usage: tools/bench-backend.sh [--samples N] [--delay-us US] [--skip-stride]
+#                                [BENCH-SWAP ARGS...]
+# --delay-us: leap-memd holds each reply US microseconds, an emulated
+# network round trip (a loopback server on a 2-core machine has none to hide,
+# only CPU to share); the stride rows run at 0 and at US.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
@@ -21,10 +25,12 @@ root=$(cd "$here/.." && pwd)
 
 SAMPLES=2000
 STRIDE=1
+DELAY=20
 while [ $# -gt 0 ]; do
 	case $1 in
 	--samples) SAMPLES=$2 && shift 2 ;;
 	--skip-stride) STRIDE=0 && shift ;;
+	--delay-us) DELAY=$2 && shift 2 ;;
 	*) break ;;
 	esac
 done
@@ -82,7 +88,10 @@ awk 'NR == 1 { print; next }
 fixture_teardown
 
 [ "$STRIDE" = 1 ] || exit 0
-echo
-echo "bench-backend: stride:16 with swap on the backend (tools/bench-swap.sh --swap backend)"
-bash "$here/bench-swap.sh" --swap backend --workloads stride:16 --limits 50 \
-	--rows "b c0 e" "$@"
+for d in 0 $DELAY; do
+	echo
+	echo "bench-backend: stride:16 with swap on the backend, leap-memd --delay-us $d" \
+		"(tools/bench-swap.sh --swap backend --memd-delay-us $d)"
+	bash "$here/bench-swap.sh" --swap backend --memd-delay-us "$d" --workloads stride:16 \
+		--limits 50 --rows "b c0 e" "$@"
+done

@@ -44,6 +44,7 @@ WL=$root/bin/leap-workload
 AGENT=$root/bin/leap-agent
 EXTRA_WL_ARGS=()
 SWAP=file
+BK_MEMD_ARGS=
 
 usage()
 {
@@ -65,13 +66,15 @@ Usage: tools/bench-swap.sh [OPTION...]
   --out DIR               output directory (default bench/out)
   --swap file|backend     swap on a file on the root filesystem (default) or on
                           leap-swapd + leap-memd (enables row e)
+  --memd-delay-us US      with --swap backend: leap-memd holds each reply US
+                          microseconds (an emulated network; default 0)
 EOF
 }
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--footprint | --limits | --workloads | --rows | --reps | --passes | --oracle | --agent | \
-		--agent-page-cluster | --compute-ns | --timeout | --out | --swap)
+		--agent-page-cluster | --compute-ns | --timeout | --out | --swap | --memd-delay-us)
 		[ $# -ge 2 ] || {
 			echo "bench-swap: $1 needs a value" >&2
 			exit 1
@@ -97,6 +100,7 @@ while [ $# -gt 0 ]; do
 	--timeout) RUN_TIMEOUT=$2 && shift ;;
 	--out) OUTDIR=$2 && shift ;;
 	--swap) SWAP=$2 && shift ;;
+	--memd-delay-us) BK_MEMD_ARGS="--delay-us $2" && shift ;;
 	-h | --help)
 		usage
 		exit 0
@@ -307,6 +311,7 @@ nruns=$((REPS * $(wc -w <<<"$WORKLOADS") * $(wc -w <<<"$PCTS") * ${#rows[@]}))
 {
 	echo "bench-swap: $(uname -r), $(nproc) cpus, footprint ${FOOTPRINT_MIB} MiB," \
 		"limits ${PCTS// /% }% of it, $REPS reps, $PASSES pass(es), $nruns runs"
+	[ "$SWAP" = file ] || echo "bench-swap: leap-memd ${BK_MEMD_ARGS:-without --delay-us}"
 	echo "bench-swap: swap $SWAP $swap (${swap_mib} MiB, $(stat -f -c %T "$(dirname "$swap")"))," \
 		"vma_ra_enabled=$(cat /sys/kernel/mm/swap/vma_ra_enabled 2>/dev/null)," \
 		"page-cluster was $pc_orig"

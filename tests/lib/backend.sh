@@ -7,6 +7,7 @@
 #
 #   backend_init                     state under $FX_STATE, teardown registered
 #   backend_memd NAME [ADDR] [SIZE]  a leap-memd; sets NAME_pid, NAME_addr
+#                                    (BK_MEMD_ARGS: more options, e.g. --delay-us 20)
 #   backend_swapd SIZE [ARGS...]     leap-swapd over every server started so far
 #                                    (ARGS: -r 2, --cache-pages N, ...), with its
 #                                    control socket at $BK_CTL; sets swapd_pid
@@ -103,7 +104,7 @@ backend_memd()
 	local name=$1 addr=${2:-127.0.0.1:0} size=${3:-320M} i
 	rm -f "$BK_DIR/$name.port"
 	setsid "$BK_BIN/leap-memd" --size "$size" --listen "$addr" \
-		--port-file "$BK_DIR/$name.port" --secret-file "$BK_SECRET" \
+		--port-file "$BK_DIR/$name.port" --secret-file "$BK_SECRET" ${BK_MEMD_ARGS:-} \
 		</dev/null 2>>"$BK_DIR/$name.log" &
 	eval "${name}_pid=$!"
 	echo "$!" >>"$BK_DIR/daemons"
