@@ -56,7 +56,8 @@
  *    swap_folio_sector() = the slot's byte position >> 9, and a swap
  *    partition maps slot N to device page N (mm/swapfile.c
  *    setup_swap_extents(): one extent from block 0 for a block device).
- *    bio.bi_bdev since 5.12; bi_disk + bi_partno before.
+ *    bio.bi_bdev since 5.12; bi_disk + bi_partno before; the tracepoint
+ *    took (request_queue, bio) before ~5.11.
  *  - arch/x86/include/asm/pgtable_64.h: swap pte = type in bits 59-63,
  *    inverted offset in bits 9-58: __swp_type(x) = x >> 59,
  *    __swp_offset(x) = ~x << 5 >> 14.  The flag bits pte_swp_clear_flags()
@@ -597,8 +598,7 @@ static __always_inline __u32 bio_dev(struct bio *bio)
  * thread: that fault's swap offset.  With kernel readahead off (the
  * agent's default in backend mode) it is the only read of the fault.
  */
-SEC("tp_btf/block_bio_queue")
-int BPF_PROG(leap_bio_queue, struct bio *bio)
+static __always_inline int bio_queued(struct bio *bio)
 {
 	struct leap_pending *p;
 	__u32 tid;
@@ -618,6 +618,20 @@ int BPF_PROG(leap_bio_queue, struct bio *bio)
 	p->swap_offset =
 		BPF_CORE_READ(bio, bi_iter.bi_sector) >> LEAP_SECTORS_PER_PAGE_SHIFT;
 	return 0;
+}
+
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(leap_bio_queue, struct bio *bio)
+{
+	return bio_queued(bio);
+}
+
+/* Before ~5.11 the tracepoint also passed the request_queue, first; the
+ * loader picks this one there (from the tracepoint's BTF prototype). */
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(leap_bio_queue_q, struct request_queue *q, struct bio *bio)
+{
+	return bio_queued(bio);
 }
 
 /* A swap read issued while a watched fault is in flight on this thread. */

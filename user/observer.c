@@ -168,6 +168,7 @@ static void set_autoload(struct leap_observer_bpf *skel, enum leap_hook hook,
 	bool fentry = hook == LEAP_HOOK_FENTRY;
 
 	bpf_program__set_autoload(skel->progs.leap_bio_queue, backend);
+	bpf_program__set_autoload(skel->progs.leap_bio_queue_q, false);
 	bpf_program__set_autoload(skel->progs.leap_pf_user, !fentry);
 	bpf_program__set_autoload(skel->progs.leap_pf_kernel, !fentry);
 	bpf_program__set_autoload(skel->progs.leap_memcg_ev, !fentry);
@@ -270,6 +271,32 @@ static int check_tracepoint(const struct btf *vmlinux)
 		return -EOPNOTSUPP;
 	}
 	return 0;
+}
+
+/*
+ * block_bio_queue's arguments: (struct bio *) since ~5.11, (struct
+ * request_queue *, struct bio *) before.  The tracepoint's BTF typedef
+ * btf_trace_block_bio_queue is void (*)(void *ctx, args...).  1 if the
+ * bio is the second argument, 0 if the first, -1 if there is no such
+ * tracepoint.
+ */
+static int bio_queue_has_queue_arg(const struct btf *vmlinux)
+{
+	const struct btf_type *t;
+	int id;
+
+	if (!vmlinux)
+		return 0; /* assume a current kernel */
+	id = btf__find_by_name_kind(vmlinux, "btf_trace_block_bio_queue",
+				    BTF_KIND_TYPEDEF);
+	if (id <= 0)
+		return -1;
+	t = btf__type_by_id(vmlinux, (__u32)id);
+	while (t && (btf_is_typedef(t) || btf_is_ptr(t)))
+		t = btf__type_by_id(vmlinux, t->type);
+	if (!t || !btf_is_func_proto(t))
+		return -1;
+	return btf_vlen(t) == 3;
 }
 
 /* ---- pinning ----------------------------------------------------------------- */
@@ -497,7 +524,7 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 	const char *read_fn = NULL;
 	long page = sysconf(_SC_PAGESIZE);
 	char why[256] = "";
-	int err;
+	int err, bio_q = 0;
 
 	if (!out)
 		return -EINVAL;
@@ -587,7 +614,22 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 		leap_log(LEAP_LOG_ERROR, "opening the BPF object: %s", strerror(-err));
 		goto fail;
 	}
+	if (opts->backend_dev) {
+		int q = bio_queue_has_queue_arg(vmlinux);
+
+		if (q < 0) {
+			leap_log(LEAP_LOG_ERROR, "backend mode: this kernel has no "
+						 "block/block_bio_queue tracepoint");
+			err = -EOPNOTSUPP;
+			goto fail;
+		}
+		bio_q = q;
+	}
 	set_autoload(obs->skel, obs->hook, read_fn, opts->backend_dev != 0);
+	bpf_program__set_autoload(obs->skel->progs.leap_bio_queue,
+				  opts->backend_dev && !bio_q);
+	bpf_program__set_autoload(obs->skel->progs.leap_bio_queue_q,
+				  opts->backend_dev && bio_q);
 	/* Task storage for the tracepoint path's pending faults (see the BPF
 	 * side); kernels with the fentry path only may lack it for tracing. */
 	obs->skel->rodata->leap_task_pending = obs->hook == LEAP_HOOK_TRACEPOINT;

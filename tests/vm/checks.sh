@@ -179,6 +179,49 @@ if [ $prefetching = 1 ]; then
 		"leap: fewer swap-in misses than without prefetching"
 fi
 
+# ---- backend mode: swap offsets from the device's reads --------------------------
+# The swap device is a block device here (the guest's virtio disk): the agent
+# runs the engine on the offsets its block_bio_queue program reads and pushes
+# windows to a stand-in for leap-swapd's control socket that answers like it
+# and records what it gets (the whole backend is tested on the host by
+# sys/backend-agent.t; this checks the BPF side loads and works per kernel:
+# bio->bi_bdev, or bi_disk before 5.12).
+if [ -n "$swap_dev" ] && [ -b "$swap_dev" ]; then
+	sock=$FX_STATE/fake-swapd.sock
+	python3 - "$sock" "$out/backend-pushed.txt" <<'PY' &
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(4)
+log = open(sys.argv[2], "w")
+while True:
+    c, _ = s.accept()
+    f = c.makefile("rwb")
+    for line in f:
+        w = line.split()
+        if w and w[0] == b"STATS":
+            f.write(b"OK cache_pages=0 hits=0\n")
+        elif w and w[0] == b"PREFETCH":
+            log.write(" ".join(x.decode() for x in w[1:]) + "\n"); log.flush()
+            f.write(b"OK queued=%d dropped=0\n" % (len(w) - 1))
+        else:
+            f.write(b"ERR unknown\n")
+        f.flush()
+PY
+	fixture_track_pid $!
+	for ((i = 0; i < 50; i++)); do [ -S "$sock" ] && break; sleep 0.1; done
+	agent_run be --memory-limit "$limit" --policy leap --backend "$sock" \
+		--backend-dev "$swap_dev" -- "${wl[@]}"
+	rc=$?
+	ok $rc "backend mode: workload ran and its data is intact (exit $rc)" ||
+		diag "$(tail -n 5 "$out/be.err")"
+	put BACKEND_QUEUED "$(jget "$out/be.json" .backend_queued)"
+	cmp_ok "$(jget "$out/be.json" .swap_faults)" '>' 0 \
+		"backend mode: faults with a swap offset from the device read"
+	cmp_ok "$(jget "$out/be.json" .backend_queued)" '>' 0 \
+		"backend mode: windows of swap offsets pushed ($(wc -l <"$out/backend-pushed.txt") commands)"
+else
+	skip "backend mode: the swap is not a block device here (sys/backend-agent.t covers it)"
+fi
+
 # ---- the agent cleans up after itself ------------------------------------------------
 cg2=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
 left=$(ls -d "$cg2"/leap-run-* /sys/fs/cgroup/memory/leap-run-* /sys/fs/bpf/leap 2>/dev/null)
