@@ -44,13 +44,15 @@ MEMD_SRCS := $(wildcard user/memd/*.c)
 MEMD_OBJS := $(patsubst user/%.c,$(BACKEND_DIR)/%.o,$(MEMD_SRCS))
 MEMD_CFLAGS := -Iuser/wire -Iuser/memd
 
-$(BACKEND_DIR)/memd/%.o: user/memd/%.c $(WIRE_HDRS) user/memd/memd.h | $(DEPS_STAMP)
+$(BACKEND_DIR)/memd/%.o: user/memd/%.c $(WIRE_HDRS) user/memd/memd.h user/memd/fh.h \
+		include/leap/firehose.h include/leap/reg.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(MEMD_CFLAGS) -c $< -o $@
 
-$(BIN)/leap-memd: $(MEMD_OBJS) $(WIRE_OBJS) $(LIBLEAP)
+# Firehose (--pin-budget) comes from libleapreg (mk/reg.mk).
+$(BIN)/leap-memd: $(MEMD_OBJS) $(WIRE_OBJS) $(OUTPUT)/libleapreg.a $(LIBLEAP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $^ -o $@ $(WIRE_LIBS)
+	$(CC) $(CFLAGS) $^ -o $@ $(WIRE_LIBS) -pthread
 
 # ---- memclient library and leap-memctl ----
 MEMCLIENT_OBJS := $(BACKEND_DIR)/memclient/memclient.o

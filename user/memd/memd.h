@@ -45,6 +45,10 @@ struct memd_config {
 	int auth_timeout_ms; /* a peer must authenticate within this */
 	const char *port_file;
 	bool verbose;
+	/* RDMA: pin at most pin_budget bytes of the store (0: all of it, once),
+	 * in region_size regions, fh_clients sharing the budget (Firehose). */
+	uint64_t pin_budget, region_size;
+	uint32_t fh_clients;
 };
 
 /* Runs until SIGTERM/SIGINT; 0 on a clean stop.  SIGUSR1 drops every client

@@ -685,6 +685,35 @@ static int rdma_export_mem(struct leap_conn *l, void *addr, size_t len,
 	return 0;
 }
 
+static int rdma_reg_region(struct leap_conn *l, void *addr, size_t len, uint32_t *rkey,
+			   void **handle)
+{
+	struct rlisten *L = l->priv;
+	struct leap_mr *mr = calloc(1, sizeof(*mr));
+	int rc;
+
+	if (!mr)
+		return -ENOMEM;
+	rc = leap_mr_reg(L->dev->pd, addr, len,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+				 IBV_ACCESS_REMOTE_WRITE,
+			 mr);
+	if (rc) {
+		free(mr);
+		return rc;
+	}
+	*rkey = mr->rkey;
+	*handle = mr;
+	return 0;
+}
+
+static void rdma_dereg_region(struct leap_conn *l, void *handle)
+{
+	(void)l;
+	leap_mr_dereg(handle);
+	free(handle);
+}
+
 static int rdma_grant(struct leap_conn *c)
 {
 	struct rconn *r = c->priv;
@@ -1036,6 +1065,8 @@ const struct leap_transport leap_rdma_transport = {
 	.close = rdma_close_,
 	.local_addr = rdma_local_addr_,
 	.export_mem = rdma_export_mem,
+	.reg_region = rdma_reg_region,
+	.dereg_region = rdma_dereg_region,
 	.grant = rdma_grant,
 	.read_pages = rdma_read_pages,
 	.write_pages = rdma_write_pages,
