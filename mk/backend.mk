@@ -64,14 +64,16 @@ $(BACKEND_DIR)/memclient/%.o: user/memclient/%.c $(WIRE_HDRS) user/memclient/mem
 	$(CC) $(ALL_CFLAGS) $(MEMCLIENT_CFLAGS) -pthread -c $< -o $@
 
 $(BIN)/leap-memctl: $(BACKEND_DIR)/memclient/leap-memctl.o $(MEMCLIENT_OBJS) $(WIRE_OBJS) \
-		$(LIBLEAP)
+		$(OUTPUT)/libleapreg.a $(LIBLEAP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ -pthread $(WIRE_LIBS)
 
 ALL_BINS += $(BIN)/leap-memd $(BIN)/leap-memctl
 
-UNIT_SRC_test_wire_store := user/memd/store.c user/memclient/memclient.c $(WIRE_SRCS)
-UNIT_LIBS_test_wire_store := -Iuser/wire -Iuser/memd -Iuser/memclient -pthread $(WIRE_LIBS)
+UNIT_SRC_test_wire_store := user/memd/store.c user/memclient/memclient.c $(WIRE_SRCS) \
+	$(wildcard user/reg/*.c)
+UNIT_LIBS_test_wire_store := -Iuser/wire -Iuser/memd -Iuser/memclient -Iuser/reg -pthread \
+	$(WIRE_LIBS)
 $(OUTPUT)/tests/test_wire_store $(OUTPUT)/tests-san/test_wire_store: user/memd/memd.h \
 	user/memclient/memclient.h
 
@@ -87,7 +89,8 @@ $(BACKEND_DIR)/swapd/%.o: user/swapd/%.c $(WIRE_HDRS) user/memclient/memclient.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SWAPD_CFLAGS) -pthread -c $< -o $@
 
-$(BIN)/leap-swapd: $(SWAPD_OBJS) $(MEMCLIENT_OBJS) $(WIRE_OBJS) $(LIBLEAP)
+$(BIN)/leap-swapd: $(SWAPD_OBJS) $(MEMCLIENT_OBJS) $(WIRE_OBJS) $(OUTPUT)/libleapreg.a \
+		$(LIBLEAP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(FUSE_LIBS) -pthread $(WIRE_LIBS)
 

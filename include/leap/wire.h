@@ -63,7 +63,7 @@
 /* 256 TiB per device: far beyond any swap device, small enough that
  * offset + page size never overflows and a bogus offset is caught early. */
 #define LEAP_WIRE_MAX_OFFSET (1ULL << 48)
-#define LEAP_WIRE_IO_HDR     8 /* u32 dev, u32 count */
+#define LEAP_WIRE_IO_HDR     8	/* u32 dev, u32 count */
 #define LEAP_WIRE_FH_MAX     16 /* regions per FH_MOVE list (LEAP_FH_MAX_SPAN) */
 /* The largest payload: a full WRITE request. */
 #define LEAP_WIRE_MAX_PAYLOAD                                                            \
@@ -261,8 +261,9 @@ long leap_wire_enc_error(void *buf, size_t cap, uint64_t id, uint32_t code,
 long leap_wire_enc_map_req(void *buf, size_t cap, uint64_t id, uint32_t dev,
 			   uint32_t count, uint32_t flags, const uint64_t *offset);
 long leap_wire_enc_map_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
-			   uint32_t count, uint64_t present, uint32_t rkey, uint32_t flags,
-			   uint64_t base, uint64_t len, const uint32_t *idx);
+			   uint32_t count, uint64_t present, uint32_t rkey,
+			   uint32_t flags, uint64_t base, uint64_t len,
+			   const uint32_t *idx);
 
 /*
  * FH_MOVE (RDMA with a pin budget only; docs/registration.md, Firehose):
@@ -282,9 +283,9 @@ long leap_wire_enc_map_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
  * that is not whole regions.  The client checks base and size against
  * MAP's exported region, so every page it aims at lies inside one region.
  */
-#define LEAP_WFH_UNPINNED	 0x1
-#define LEAP_WIRE_FH_REQ_HDR	 8
-#define LEAP_WIRE_FH_REP_HDR	 40
+#define LEAP_WFH_UNPINNED    0x1
+#define LEAP_WIRE_FH_REQ_HDR 8
+#define LEAP_WIRE_FH_REP_HDR 40
 long leap_wire_enc_fh_req(void *buf, size_t cap, uint64_t id, uint32_t nunpin,
 			  const uint32_t *unpin, uint32_t npin, const uint32_t *pin);
 long leap_wire_enc_fh_rep(void *buf, size_t cap, uint64_t id, uint32_t status,

@@ -149,7 +149,8 @@ static long build(const uint8_t **p, size_t *n)
 		return leap_wire_enc_map_rep(
 			msgbuf, sizeof(msgbuf), id, dev, count,
 			count < 64 ? off[0] & ((1ULL << count) - 1) : off[0], dev,
-			dev & LEAP_WMAP_REP_FH, off[1 % count] & ~0xfffULL, 4096ULL * LEAP_WIRE_PAGE_SIZE, idx);
+			dev & LEAP_WMAP_REP_FH, off[1 % count] & ~0xfffULL,
+			4096ULL * LEAP_WIRE_PAGE_SIZE, idx);
 	case 11:
 		for (uint32_t i = 0; i < LEAP_WIRE_MAX_BATCH; i++)
 			idx[i] = (uint32_t)off[i % count];
@@ -160,11 +161,12 @@ static long build(const uint8_t **p, size_t *n)
 		for (uint32_t i = 0; i < LEAP_WIRE_MAX_BATCH; i++)
 			idx[i] = (uint32_t)off[i % count];
 		/* A valid geometry: 2^k-page regions, whole regions. */
-		return leap_wire_enc_fh_rep(
-			msgbuf, sizeof(msgbuf), id, 0, dev & LEAP_WFH_UNPINNED,
-			dev % 64 + 1, off[0],
-			(uint64_t)(count + 1) * (LEAP_WIRE_PAGE_SIZE << (dev % 8)),
-			LEAP_WIRE_PAGE_SIZE << (dev % 8), count % (LEAP_WIRE_FH_MAX + 1), idx);
+		return leap_wire_enc_fh_rep(msgbuf, sizeof(msgbuf), id, 0,
+					    dev & LEAP_WFH_UNPINNED, dev % 64 + 1, off[0],
+					    (uint64_t)(count + 1) *
+						    (LEAP_WIRE_PAGE_SIZE << (dev % 8)),
+					    LEAP_WIRE_PAGE_SIZE << (dev % 8),
+					    count % (LEAP_WIRE_FH_MAX + 1), idx);
 	default:
 		memset(msg, 'e', sizeof(msg));
 		msg[count * 2 < sizeof(msg) ? count * 2 : sizeof(msg) - 1] = '\0';

@@ -108,8 +108,8 @@ static long map_rep(uint32_t count)
 		if (i % 2 == 0)
 			present |= 1ULL << i;
 	}
-	return leap_wire_enc_map_rep(buf, sizeof(buf), 42, 7, count, present, 0xabcd,
-				     0, 0x7f0000000000ULL, P(1000), idx);
+	return leap_wire_enc_map_rep(buf, sizeof(buf), 42, 7, count, present, 0xabcd, 0,
+				     0x7f0000000000ULL, P(1000), idx);
 }
 
 #define REP_IDX (LEAP_WIRE_HDR_SIZE + LEAP_WIRE_MAP_REP_HDR)
@@ -133,13 +133,15 @@ static void test_map_rep(void **state)
 	assert_int_equal(m.u.map.idx[63], 0); /* absent: encoded as 0 */
 
 	/* The last page of the region is fine, one past it is not. */
-	n = leap_wire_enc_map_rep(buf, sizeof(buf), 1, 7, 1, 1, 1, 0, 0, P(1000), &idx[0]);
+	n = leap_wire_enc_map_rep(buf, sizeof(buf), 1, 7, 1, 1, 1, 0, 0, P(1000),
+				  &idx[0]);
 	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), 0);
-	n = leap_wire_enc_map_rep(buf, sizeof(buf), 1, 7, 1, 1, 1, 0, 0, P(1000), &idx[1]);
+	n = leap_wire_enc_map_rep(buf, sizeof(buf), 1, 7, 1, 1, 1, 0, 0, P(1000),
+				  &idx[1]);
 	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_RANGE);
 	/* present bits beyond count are refused by the encoder too */
-	assert_true(leap_wire_enc_map_rep(buf, sizeof(buf), 1, 7, 1, 2, 1, 0, 0, P(1), idx) <
-		    0);
+	assert_true(leap_wire_enc_map_rep(buf, sizeof(buf), 1, 7, 1, 2, 1, 0, 0, P(1),
+					  idx) < 0);
 }
 
 /* A hostile or broken server: every way to point outside the region. */
@@ -410,9 +412,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_map_req),		cmocka_unit_test(test_map_rep),
-		cmocka_unit_test(test_map_rep_hostile),
-		cmocka_unit_test(test_fh_req),
-		cmocka_unit_test(test_fh_rep_hostile), cmocka_unit_test(test_mr_ops),
+		cmocka_unit_test(test_map_rep_hostile), cmocka_unit_test(test_fh_req),
+		cmocka_unit_test(test_fh_rep_hostile),	cmocka_unit_test(test_mr_ops),
 		cmocka_unit_test(test_transport_table), cmocka_unit_test(test_no_device),
 	};
 

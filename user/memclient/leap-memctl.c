@@ -163,10 +163,12 @@ static bool page_is(const uint64_t *w, uint64_t seed, uint32_t dev, uint64_t pg,
 /* ---- commands ------------------------------------------------------------- */
 
 static const char *const stat_names[LEAP_WSTAT_NR] = {
-	"capacity_pages", "used_pages",	   "read_reqs", "write_reqs",
-	"pages_read",	  "pages_written", "clients",	"clients_total",
-	"auth_failures",  "bad_messages",  "map_reqs",	"pages_mapped",
-	"mr_regs",	  "mr_deregs",	   "mr_bytes",
+	"capacity_pages", "used_pages",	   "read_reqs",	     "write_reqs",
+	"pages_read",	  "pages_written", "clients",	     "clients_total",
+	"auth_failures",  "bad_messages",  "map_reqs",	     "pages_mapped",
+	"mr_regs",	  "mr_deregs",	   "mr_bytes",	     "fh_budget",
+	"fh_region_size", "fh_share",	   "fh_moves",	     "fh_refused",
+	"fh_victim_hits", "fh_pinned",	   "fh_pinned_peak",
 };
 
 static int cmd_stats(struct leap_mc *mc, const struct args *a)
@@ -368,9 +370,11 @@ int main(int argc, char **argv)
 		printf("client reconnects=%" PRIu64 " retries=%" PRIu64
 		       " failovers=%" PRIu64 " degraded_writes=%" PRIu64
 		       " lost_pages=%" PRIu64 " io_errors=%" PRIu64 " resilvered=%" PRIu64
-		       " under_replicated=%" PRIu64 "\n",
+		       " under_replicated=%" PRIu64 " fh_moves=%" PRIu64
+		       " fh_pins=%" PRIu64 "\n",
 		       c.reconnects, c.retries, c.failovers, c.degraded_writes,
-		       c.lost_pages, c.io_errors, c.resilvered, c.under_replicated);
+		       c.lost_pages, c.io_errors, c.resilvered, c.under_replicated,
+		       c.fh_moves, c.fh_pins);
 	leap_mc_close(mc);
 	return rc;
 }

@@ -16,6 +16,7 @@
 
 #include <openssl/crypto.h>
 
+#include "leap/firehose.h"
 #include "memclient.h"
 
 /* Per-page state bits. */
@@ -48,6 +49,12 @@ struct mc_server {
 	uint32_t *ridx; /* dev_pages entries */
 	struct leap_export region;
 	bool have_region;
+	/* A server with a pin budget (MAP says so): the region has no key of
+	 * its own; pages are reached through firehoses (FH_MOVE), whose table
+	 * lives and dies with the connection. */
+	bool fh_mode;
+	struct leap_fh_client *fh;
+	uint64_t fh_rs; /* region size */
 };
 
 struct leap_mc {
@@ -102,6 +109,11 @@ static void srv_disconnect(struct mc_server *s)
 	if (s->ridx && s->have_region)
 		memset(s->ridx, 0, s->mc->cfg.dev_pages * sizeof(*s->ridx));
 	s->have_region = false;
+	/* The server released our firehoses with the connection. */
+	if (s->fh)
+		leap_fh_client_free(s->fh);
+	s->fh = NULL;
+	s->fh_mode = false;
 }
 
 /* Sends one request (iov) and receives its reply into s->rx, decoded into m.
@@ -364,16 +376,140 @@ static int srv_map(struct mc_server *s, const uint64_t *offset, uint32_t count,
 		return -EPROTO;
 	if (s->have_region &&
 	    (m.u.map.rkey != s->region.rkey || m.u.map.base != s->region.base ||
-	     m.u.map.len != s->region.len))
+	     m.u.map.len != s->region.len ||
+	     s->fh_mode != !!(m.u.map.flags & LEAP_WMAP_REP_FH)))
 		return -EPROTO;
 	s->region = (struct leap_export){m.u.map.base, m.u.map.len, m.u.map.rkey};
 	s->have_region = true;
+	s->fh_mode = m.u.map.flags & LEAP_WMAP_REP_FH;
 	for (uint32_t j = 0; j < n; j++) {
 		if (m.u.map.present >> j & 1)
 			s->ridx[need[j] / LEAP_WIRE_PAGE_SIZE] = m.u.map.idx[j] + 1;
 		else if (alloc)
 			return -EPROTO; /* an allocating MAP maps all or answers NOSPACE
 					 */
+	}
+	return 0;
+}
+
+/*
+ * One FH_MOVE round trip: unpin/pin as the client table asked (both empty:
+ * the geometry only).  The reply's geometry must be the MAP region's, so
+ * every page MAP placed lies inside exactly one region of it.
+ */
+static int srv_fh_move(struct mc_server *s, const uint32_t *unpin, uint32_t nunpin,
+		       const uint32_t *pin, uint32_t npin, struct leap_wire_msg *m)
+{
+	uint64_t id = ++s->next_id;
+	struct iovec iov;
+	long len;
+	int rc;
+
+	len = leap_wire_enc_fh_req(s->tx, sizeof(s->tx), id, nunpin, unpin, npin, pin);
+	if (len < 0)
+		return -EINVAL;
+	iov = (struct iovec){s->tx, (size_t)len};
+	rc = srv_roundtrip(s, &iov, 1, id, LEAP_WOP_FH_MOVE, m);
+	if (rc)
+		return rc;
+	if (m->u.fh.base != s->region.base || m->u.fh.size != s->region.len ||
+	    (s->fh && (m->u.fh.region_size != s->fh_rs)) ||
+	    (m->u.fh.status == 0 && m->u.fh.npin != npin))
+		return -EPROTO;
+	return 0;
+}
+
+/* The firehose table, set up with the server's geometry on first use. */
+static int srv_fh_table(struct mc_server *s)
+{
+	struct leap_wire_msg m;
+	int rc;
+
+	if (s->fh)
+		return 0;
+	rc = srv_fh_move(s, NULL, 0, NULL, 0, &m);
+	if (rc)
+		return rc;
+	if (m.u.fh.status)
+		return -EPROTO; /* the server refused this client a share */
+	s->fh = leap_fh_client_new(m.u.fh.base, m.u.fh.size, m.u.fh.region_size,
+				   m.u.fh.share);
+	if (!s->fh)
+		return -ENOMEM;
+	s->fh_rs = m.u.fh.region_size;
+	return 0;
+}
+
+/* A firehose to the region holding the remote page raddr: its rkey, the
+ * acquisition in *a to release once the operation is done. */
+static int srv_fh_acquire(struct mc_server *s, uint64_t raddr, struct leap_fh_acquire *a,
+			  uint32_t *rkey)
+{
+	struct leap_reg_key keys[LEAP_WIRE_FH_MAX];
+	struct leap_wire_msg m;
+	int rc;
+
+	rc = srv_fh_table(s);
+	if (rc)
+		return rc;
+	rc = leap_fh_client_acquire(s->fh, raddr, LEAP_WIRE_PAGE_SIZE, a);
+	if (rc == 1) {
+		rc = srv_fh_move(s, a->unpin, a->nunpin, a->pin, a->npin, &m);
+		if (rc)
+			return rc;
+		COUNT(s->mc, fh_moves, 1);
+		COUNT(s->mc, fh_pins, a->npin);
+		for (uint32_t i = 0; i < m.u.fh.npin; i++)
+			keys[i] = (struct leap_reg_key){.rkey = m.u.fh.rkey[i]};
+		rc = leap_fh_client_moved(s->fh, a, -(int)m.u.fh.status,
+					  m.u.fh.flags & LEAP_WFH_UNPINNED, keys);
+		if (rc) {
+			mc_log(s->mc, "%s: firehose move refused: %s", s->addr,
+			       strerror(-rc));
+			return -EPROTO;
+		}
+	} else if (rc) {
+		/* One page, one firehose in use at a time: never EAGAIN/E2BIG. */
+		return -EPROTO;
+	}
+	/* keys[i] is region first + i's; a page spans one region. */
+	*rkey = a->keys[0].rkey;
+	return 0;
+}
+
+/*
+ * The pages of one request through firehoses: runs of pages in the same
+ * region, one RDMA operation per run, its firehose held only meanwhile (so
+ * this client never has more than one in use and a move can always free
+ * room).
+ */
+static int fh_pages(struct mc_server *s, unsigned op, const uint64_t *raddr, uint32_t k,
+		    uint8_t *const *out, const void *pages, int64_t deadline)
+{
+	const struct leap_transport *t = s->c.t;
+
+	for (uint32_t i = 0, j; i < k; i = j) {
+		uint64_t r = (raddr[i] - s->region.base) / s->fh_rs;
+		struct leap_fh_acquire a;
+		uint32_t rkey;
+		int rc;
+
+		for (j = i + 1; j < k && (raddr[j] - s->region.base) / s->fh_rs == r; j++)
+			;
+		rc = srv_fh_acquire(s, raddr[i], &a, &rkey);
+		if (rc)
+			return rc;
+		if (op == LEAP_WOP_WRITE)
+			rc = t->write_pages(&s->c, rkey, raddr + i, j - i,
+					    (const uint8_t *)pages +
+						    (size_t)i * LEAP_WIRE_PAGE_SIZE,
+					    deadline);
+		else
+			rc = t->read_pages(&s->c, rkey, raddr + i, j - i, out + i,
+					   deadline);
+		leap_fh_client_release(s->fh, &a);
+		if (rc)
+			return rc;
 	}
 	return 0;
 }
@@ -405,6 +541,14 @@ static int try_pages(struct mc_server *s, void *p)
 			out[k] = a->out[i];
 		present |= 1ULL << i;
 		k++;
+	}
+	if (s->fh_mode) {
+		rc = fh_pages(s, a->op, raddr, k, out, a->pages, deadline);
+		if (rc)
+			return rc;
+		if (a->op == LEAP_WOP_READ)
+			*a->present = present;
+		return 0;
 	}
 	if (a->op == LEAP_WOP_WRITE)
 		return t->write_pages(&s->c, s->region.rkey, raddr, k, a->pages,

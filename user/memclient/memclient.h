@@ -63,6 +63,8 @@ struct leap_mc_counters {
 	uint64_t io_errors;	   /* calls that returned -EIO */
 	uint64_t resilvered;	   /* pages copied back to a replica that lost them */
 	uint64_t under_replicated; /* pages on one replica only, at the last scan */
+	uint64_t fh_moves;	   /* FH_MOVE requests (servers with a pin budget) */
+	uint64_t fh_pins;	   /* regions those moves pinned */
 };
 
 struct leap_mc;

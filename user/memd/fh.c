@@ -61,7 +61,8 @@ int memd_fh_init(struct memd_fh *f, struct leap_conn *listener, void *base, uint
 	if (region_size < LEAP_WIRE_PAGE_SIZE || (region_size & (region_size - 1)) ||
 	    size % region_size) {
 		snprintf(err, errlen,
-			 "--region-size must be a power of two of at least 4K that divides "
+			 "--region-size must be a power of two of at least 4K that "
+			 "divides "
 			 "--size (%llu bytes)",
 			 (unsigned long long)size);
 		return -EINVAL;

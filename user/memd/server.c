@@ -254,7 +254,8 @@ static void handle_map(struct server *s, struct conn *cn, const struct leap_wire
 	}
 	cn->tx_len = (size_t)leap_wire_enc_map_rep(
 		cn->tx, LEAP_WIRE_MAX_MSG, m->hdr.req_id, m->u.map.dev, count, present,
-		s->ex.rkey, s->firehose ? LEAP_WMAP_REP_FH : 0, s->ex.base, s->ex.len, idx);
+		s->ex.rkey, s->firehose ? LEAP_WMAP_REP_FH : 0, s->ex.base, s->ex.len,
+		idx);
 	s->stat[LEAP_WSTAT_MAP_REQS]++;
 	s->stat[LEAP_WSTAT_PAGES_MAPPED] += count;
 	s->stat[LEAP_WSTAT_USED_PAGES] = s->store->used;

@@ -286,7 +286,7 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 "evicted_hit=%llu evicted_unused=%llu invalidated=%llu kept=%llu "
 		 "queued=%llu dropped=%llu queue=%llu commands=%llu bad_commands=%llu "
 		 "resilvered=%llu under_replicated=%llu mr_regs=%llu mr_deregs=%llu "
-		 "mr_bytes=%llu\n",
+		 "mr_bytes=%llu fh_moves=%llu fh_pins=%llu\n",
 		 (unsigned long long)s.reads, (unsigned long long)s.writes,
 		 (unsigned long long)s.pages_in, (unsigned long long)s.pages_out,
 		 (unsigned long long)s.errors, sd->cache.cap,
@@ -298,7 +298,8 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 (unsigned long long)qlen, (unsigned long long)ctl->commands,
 		 (unsigned long long)ctl->bad_commands, (unsigned long long)m.resilvered,
 		 (unsigned long long)m.under_replicated, (unsigned long long)mr.regs,
-		 (unsigned long long)mr.deregs, (unsigned long long)mr.bytes);
+		 (unsigned long long)mr.deregs, (unsigned long long)mr.bytes,
+		 (unsigned long long)m.fh_moves, (unsigned long long)m.fh_pins);
 	reply(fd, out);
 }
 

@@ -20,7 +20,7 @@ static const char *const op_names[] = {
 	[LEAP_WOP_HELLO] = "HELLO", [LEAP_WOP_AUTH] = "AUTH",
 	[LEAP_WOP_READ] = "READ",   [LEAP_WOP_WRITE] = "WRITE",
 	[LEAP_WOP_STATS] = "STATS", [LEAP_WOP_ERROR] = "ERROR",
-	[LEAP_WOP_MAP] = "MAP",     [LEAP_WOP_FH_MOVE] = "FH_MOVE",
+	[LEAP_WOP_MAP] = "MAP",	    [LEAP_WOP_FH_MOVE] = "FH_MOVE",
 };
 
 static const char *const err_names[] = {
@@ -578,8 +578,9 @@ long leap_wire_enc_map_req(void *buf, size_t cap, uint64_t id, uint32_t dev,
 }
 
 long leap_wire_enc_map_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
-			   uint32_t count, uint64_t present, uint32_t rkey, uint32_t flags,
-			   uint64_t base, uint64_t len, const uint32_t *idx)
+			   uint32_t count, uint64_t present, uint32_t rkey,
+			   uint32_t flags, uint64_t base, uint64_t len,
+			   const uint32_t *idx)
 {
 	uint8_t *p = buf;
 	size_t size = LEAP_WIRE_HDR_SIZE + LEAP_WIRE_MAP_REP_HDR + 4 * (size_t)count;
@@ -637,7 +638,8 @@ long leap_wire_enc_fh_rep(void *buf, size_t cap, uint64_t id, uint32_t status,
 	n = LEAP_WIRE_HDR_SIZE + LEAP_WIRE_FH_REP_HDR + 4 * (size_t)npin;
 	if (cap < n)
 		return -1;
-	put_hdr(p, LEAP_WOP_FH_MOVE, LEAP_WF_REPLY, id, (uint32_t)(n - LEAP_WIRE_HDR_SIZE));
+	put_hdr(p, LEAP_WOP_FH_MOVE, LEAP_WF_REPLY, id,
+		(uint32_t)(n - LEAP_WIRE_HDR_SIZE));
 	p += LEAP_WIRE_HDR_SIZE;
 	put32(p, status);
 	put32(p + 4, flags);
