@@ -17,6 +17,7 @@
 #include <openssl/crypto.h>
 
 #include "leap/firehose.h"
+#include "leap/regtrace.h"
 #include "memclient.h"
 
 /* Per-page state bits. */
@@ -72,6 +73,8 @@ struct leap_mc {
 	pthread_mutex_t rs_lock;
 	pthread_cond_t rs_cond;
 	uint8_t *rs_buf; /* LEAP_WIRE_MAX_BATCH pages */
+	FILE *trace;	 /* --reg-trace */
+	pthread_mutex_t trace_lock;
 	int64_t last_err_log;
 	uint64_t err_suppressed;
 };
@@ -514,6 +517,32 @@ static int fh_pages(struct mc_server *s, unsigned op, const uint64_t *raddr, uin
 	return 0;
 }
 
+/* One "r" record per contiguous local buffer of n pages at out[] (or
+ * pages, n consecutive ones). */
+static void trace_bufs(struct leap_mc *mc, uint8_t *const *out, const void *pages,
+		       uint32_t n)
+{
+	struct leap_regtrace_rec rec = {.op = LEAP_REGTRACE_REF};
+	char line[96];
+
+	if (!mc->trace || !n)
+		return;
+	pthread_mutex_lock(&mc->trace_lock);
+	for (uint32_t i = 0, j; i < n; i = j) {
+		uint64_t a = pages ? (uintptr_t)pages : (uintptr_t)out[i];
+
+		j = pages ? n : i + 1;
+		while (!pages && j < n &&
+		       (uintptr_t)out[j] == a + (uint64_t)(j - i) * LEAP_WIRE_PAGE_SIZE)
+			j++;
+		rec.addr = a;
+		rec.len = (uint64_t)(j - i) * LEAP_WIRE_PAGE_SIZE;
+		if (leap_regtrace_format(&rec, line, sizeof(line)) > 0)
+			fputs(line, mc->trace);
+	}
+	pthread_mutex_unlock(&mc->trace_lock);
+}
+
 static int try_pages(struct mc_server *s, void *p)
 {
 	struct page_arg *a = p;
@@ -542,6 +571,7 @@ static int try_pages(struct mc_server *s, void *p)
 		present |= 1ULL << i;
 		k++;
 	}
+	trace_bufs(s->mc, out, a->op == LEAP_WOP_WRITE ? a->pages : NULL, k);
 	if (s->fh_mode) {
 		rc = fh_pages(s, a->op, raddr, k, out, a->pages, deadline);
 		if (rc)
@@ -976,8 +1006,14 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 	memcpy(mc->secret, cfg->secret, cfg->secret_len);
 	mc->cfg.secret = NULL;
 	pthread_mutex_init(&mc->stat_lock, NULL);
+	pthread_mutex_init(&mc->trace_lock, NULL);
 	pthread_mutex_init(&mc->rs_lock, NULL);
 	pthread_cond_init(&mc->rs_cond, NULL);
+	if (cfg->reg_trace && !(mc->trace = fopen(cfg->reg_trace, "we"))) {
+		snprintf(err, errlen, "%s: %s", cfg->reg_trace, strerror(errno));
+		leap_mc_close(mc);
+		return NULL;
+	}
 	for (int i = 0; i < CHUNK_LOCKS; i++)
 		pthread_mutex_init(&mc->chunk_lock[i], NULL);
 	mc->pstate = calloc(cfg->dev_pages, 1);
@@ -1048,6 +1084,8 @@ void leap_mc_close(struct leap_mc *mc)
 		free(mc->srv[i].ridx);
 	}
 	free(mc->pstate);
+	if (mc->trace)
+		fclose(mc->trace);
 	OPENSSL_cleanse(mc->secret, sizeof(mc->secret));
 	free(mc);
 }

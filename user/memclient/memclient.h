@@ -50,6 +50,10 @@ struct leap_mc_config {
 	 * then verify): count every page as written to every replica, so an
 	 * absent one is an error rather than zeros. */
 	int existing;
+	/* RDMA: record the local buffer of every RDMA operation here, in the
+	 * registration trace format (include/leap/regtrace.h) for leap-regsim:
+	 * what a registration cache would have to register. */
+	const char *reg_trace;
 };
 
 struct leap_mc_counters {

@@ -40,6 +40,7 @@ enum {
 	OPT_ALLOW_MEMCG,
 	OPT_CONTROL,
 	OPT_CACHE,
+	OPT_REG_TRACE,
 };
 
 static const struct argp_option options[] = {
@@ -62,6 +63,10 @@ static const struct argp_option options[] = {
 	{"allow-memcg", OPT_ALLOW_MEMCG, NULL, 0,
 	 "Start even inside a memory-limited cgroup (deadlock-prone)", 0},
 	{"verbose", 'v', NULL, 0, "FUSE debug output", 0},
+	{"reg-trace", OPT_REG_TRACE, "FILE", 0,
+	 "RDMA: record every RDMA operation's local buffer in FILE (registration "
+	 "trace format, for leap-regsim)",
+	 0},
 	{0},
 };
 
@@ -138,6 +143,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_NO_MLOCK:
 		a->no_mlock = true;
+		break;
+	case OPT_REG_TRACE:
+		a->mc.reg_trace = arg;
 		break;
 	case OPT_ALLOW_MEMCG:
 		a->allow_memcg = true;
