@@ -115,3 +115,9 @@ $(RDMA_GATE): tests/sys/helpers/leap-rdma-gate.c $(WIRE_OBJS) $(WIRE_HDRS) | $(D
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Iuser/wire $< $(WIRE_OBJS) -o $@ $(WIRE_LIBS)
 all: $(RDMA_GATE)
+
+# Firehose in leap-memd through the wire, with a fake transport.
+UNIT_SRC_test_memd_fh := user/memd/fh.c $(WIRE_SRCS) $(wildcard user/reg/*.c)
+UNIT_LIBS_test_memd_fh := -Iuser/wire -Iuser/memd -Iuser/reg -pthread $(WIRE_LIBS)
+$(OUTPUT)/tests/test_memd_fh $(OUTPUT)/tests-san/test_memd_fh: user/memd/fh.h \
+	include/leap/firehose.h

@@ -435,8 +435,8 @@ static int srv_fh_table(struct mc_server *s)
 		return rc;
 	if (m.u.fh.status)
 		return -EPROTO; /* the server refused this client a share */
-	s->fh = leap_fh_client_new(m.u.fh.base, m.u.fh.size, m.u.fh.region_size,
-				   m.u.fh.share);
+	/* Regions numbered from the store's base (offsets), as the server's. */
+	s->fh = leap_fh_client_new(0, m.u.fh.size, m.u.fh.region_size, m.u.fh.share);
 	if (!s->fh)
 		return -ENOMEM;
 	s->fh_rs = m.u.fh.region_size;
@@ -455,7 +455,8 @@ static int srv_fh_acquire(struct mc_server *s, uint64_t raddr, struct leap_fh_ac
 	rc = srv_fh_table(s);
 	if (rc)
 		return rc;
-	rc = leap_fh_client_acquire(s->fh, raddr, LEAP_WIRE_PAGE_SIZE, a);
+	rc = leap_fh_client_acquire(s->fh, raddr - s->region.base, LEAP_WIRE_PAGE_SIZE,
+				    a);
 	if (rc == 1) {
 		rc = srv_fh_move(s, a->unpin, a->nunpin, a->pin, a->npin, &m);
 		if (rc)

@@ -18,8 +18,10 @@ static int fh_reg(void *ctx, uint64_t addr, uint64_t len, struct leap_reg_key *k
 	uint32_t rkey;
 	int rc;
 
-	rc = f->listener->t->reg_region(f->listener, (void *)(uintptr_t)addr, len, &rkey,
-					&handle);
+	/* libleapreg numbers regions from 0 (it wants region-aligned bases,
+	 * the store is only page-aligned): addr is an offset in the store. */
+	rc = f->listener->t->reg_region(f->listener, (void *)(uintptr_t)(f->base + addr),
+					len, &rkey, &handle);
 	if (rc)
 		return rc;
 	key->handle = (uintptr_t)handle;
@@ -42,7 +44,7 @@ int memd_fh_init(struct memd_fh *f, struct leap_conn *listener, void *base, uint
 		 size_t errlen)
 {
 	struct leap_fh_config cfg = {
-		.base = (uintptr_t)base,
+		.base = 0, /* offsets in the store: see fh_reg */
 		.size = size,
 		.region_size = region_size,
 		.page_size = LEAP_WIRE_PAGE_SIZE,
@@ -76,7 +78,7 @@ int memd_fh_init(struct memd_fh *f, struct leap_conn *listener, void *base, uint
 			 clients, strerror(-rc));
 		return rc;
 	}
-	f->base = cfg.base;
+	f->base = (uintptr_t)base;
 	f->size = size;
 	f->region_size = region_size;
 	f->budget = budget;
