@@ -491,12 +491,14 @@ static int fh_pages(struct mc_server *s, unsigned op, const uint64_t *raddr, uin
 		    uint8_t *const *out, const void *pages, int64_t deadline)
 {
 	const struct leap_transport *t = s->c.t;
+	int rc = srv_fh_table(s); /* the region size, before any run */
 
+	if (rc)
+		return rc;
 	for (uint32_t i = 0, j; i < k; i = j) {
 		uint64_t r = (raddr[i] - s->region.base) / s->fh_rs;
 		struct leap_fh_acquire a;
 		uint32_t rkey;
-		int rc;
 
 		for (j = i + 1; j < k && (raddr[j] - s->region.base) / s->fh_rs == r; j++)
 			;
