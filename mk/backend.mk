@@ -5,18 +5,27 @@
 # the protocol's libFuzzer target (tests/fuzz).
 BACKEND_DIR := $(OUTPUT)/backend
 WIRE_HDRS := include/leap/wire.h $(wildcard user/wire/*.h)
-WIRE_SRCS := $(wildcard user/wire/*.c)
+# The RDMA transport's registration cache (zero-copy) and leap-memd's
+# Firehose come from the registration library (user/reg, mk/reg.mk): its
+# sources are part of the wire library.
+WIRE_SRCS := $(wildcard user/wire/*.c) $(wildcard user/reg/*.c)
 WIRE_OBJS := $(patsubst user/%.c,$(BACKEND_DIR)/%.o,$(WIRE_SRCS))
+WIRE_REG_HDRS := include/leap/reg.h include/leap/firehose.h include/leap/regtrace.h \
+	$(wildcard user/reg/*.h)
 # libcrypto (OpenSSL) for HMAC-SHA256 and the CSPRNG.
 CRYPTO_LIBS := $(or $(shell pkg-config --libs libcrypto 2>/dev/null),-lcrypto)
 # rdma-core (libibverbs, librdmacm) for the RDMA verbs transport
 # (user/wire/rdma.c); linked everywhere the wire library is.
 RDMA_LIBS := $(or $(shell pkg-config --libs librdmacm libibverbs 2>/dev/null),-lrdmacm -libverbs)
-WIRE_LIBS := $(CRYPTO_LIBS) $(RDMA_LIBS) -pthread
+WIRE_LIBS := -Iuser/reg $(CRYPTO_LIBS) $(RDMA_LIBS) -pthread
 
-$(BACKEND_DIR)/wire/%.o: user/wire/%.c $(WIRE_HDRS) | $(DEPS_STAMP)
+$(BACKEND_DIR)/wire/%.o: user/wire/%.c $(WIRE_HDRS) $(WIRE_REG_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Iuser/wire -c $< -o $@
+
+$(BACKEND_DIR)/reg/%.o: user/reg/%.c $(WIRE_REG_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Iuser/reg -pthread -c $< -o $@
 
 UNIT_SRC_test_wire := $(WIRE_SRCS)
 UNIT_LIBS_test_wire := $(WIRE_LIBS)
@@ -49,8 +58,7 @@ $(BACKEND_DIR)/memd/%.o: user/memd/%.c $(WIRE_HDRS) user/memd/memd.h user/memd/f
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(MEMD_CFLAGS) -c $< -o $@
 
-# Firehose (--pin-budget) comes from libleapreg (mk/reg.mk).
-$(BIN)/leap-memd: $(MEMD_OBJS) $(WIRE_OBJS) $(OUTPUT)/libleapreg.a $(LIBLEAP)
+$(BIN)/leap-memd: $(MEMD_OBJS) $(WIRE_OBJS) $(LIBLEAP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(WIRE_LIBS) -pthread
 
@@ -64,14 +72,13 @@ $(BACKEND_DIR)/memclient/%.o: user/memclient/%.c $(WIRE_HDRS) user/memclient/mem
 	$(CC) $(ALL_CFLAGS) $(MEMCLIENT_CFLAGS) -pthread -c $< -o $@
 
 $(BIN)/leap-memctl: $(BACKEND_DIR)/memclient/leap-memctl.o $(MEMCLIENT_OBJS) $(WIRE_OBJS) \
-		$(OUTPUT)/libleapreg.a $(LIBLEAP)
+		$(LIBLEAP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ -pthread $(WIRE_LIBS)
 
 ALL_BINS += $(BIN)/leap-memd $(BIN)/leap-memctl
 
-UNIT_SRC_test_wire_store := user/memd/store.c user/memclient/memclient.c $(WIRE_SRCS) \
-	$(wildcard user/reg/*.c)
+UNIT_SRC_test_wire_store := user/memd/store.c user/memclient/memclient.c $(WIRE_SRCS)
 UNIT_LIBS_test_wire_store := -Iuser/wire -Iuser/memd -Iuser/memclient -Iuser/reg -pthread \
 	$(WIRE_LIBS)
 $(OUTPUT)/tests/test_wire_store $(OUTPUT)/tests-san/test_wire_store: user/memd/memd.h \
@@ -89,8 +96,7 @@ $(BACKEND_DIR)/swapd/%.o: user/swapd/%.c $(WIRE_HDRS) user/memclient/memclient.h
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(SWAPD_CFLAGS) -pthread -c $< -o $@
 
-$(BIN)/leap-swapd: $(SWAPD_OBJS) $(MEMCLIENT_OBJS) $(WIRE_OBJS) $(OUTPUT)/libleapreg.a \
-		$(LIBLEAP)
+$(BIN)/leap-swapd: $(SWAPD_OBJS) $(MEMCLIENT_OBJS) $(WIRE_OBJS) $(LIBLEAP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ -o $@ $(FUSE_LIBS) -pthread $(WIRE_LIBS)
 
@@ -117,7 +123,7 @@ $(RDMA_GATE): tests/sys/helpers/leap-rdma-gate.c $(WIRE_OBJS) $(WIRE_HDRS) | $(D
 all: $(RDMA_GATE)
 
 # Firehose in leap-memd through the wire, with a fake transport.
-UNIT_SRC_test_memd_fh := user/memd/fh.c $(WIRE_SRCS) $(wildcard user/reg/*.c)
+UNIT_SRC_test_memd_fh := user/memd/fh.c $(WIRE_SRCS)
 UNIT_LIBS_test_memd_fh := -Iuser/wire -Iuser/memd -Iuser/reg -pthread $(WIRE_LIBS)
 $(OUTPUT)/tests/test_memd_fh $(OUTPUT)/tests-san/test_memd_fh: user/memd/fh.h \
 	include/leap/firehose.h

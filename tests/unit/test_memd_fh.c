@@ -110,8 +110,8 @@ static void test_geometry_and_refusals(void **state)
 
 	reset();
 	/* p = 12 / 3 = 4 regions per client */
-	assert_int_equal(memd_fh_init(&f, &listener, (void *)(uintptr_t)BASE, NREG * RS, RS,
-				      BUDGET, 3, err, sizeof(err)),
+	assert_int_equal(memd_fh_init(&f, &listener, (void *)(uintptr_t)BASE, NREG * RS,
+				      RS, BUDGET, 3, err, sizeof(err)),
 			 0);
 	assert_int_equal(move(&f, &id, NULL, 0, NULL, 0, &rep), 0);
 	assert_int_not_equal(id, MEMD_FH_NONE);
@@ -162,8 +162,8 @@ static void test_clients_random(void **state)
 	(void)state;
 
 	reset();
-	assert_int_equal(memd_fh_init(&f, &listener, (void *)(uintptr_t)BASE, NREG * RS, RS,
-				      BUDGET, 3, err, sizeof(err)),
+	assert_int_equal(memd_fh_init(&f, &listener, (void *)(uintptr_t)BASE, NREG * RS,
+				      RS, BUDGET, 3, err, sizeof(err)),
 			 0);
 	for (int c = 0; c < 3; c++) {
 		assert_int_equal(move(&f, &id[c], NULL, 0, NULL, 0, &rep), 0);
@@ -188,8 +188,8 @@ static void test_clients_random(void **state)
 			rc = move(&f, &id[c], a.unpin, a.nunpin, a.pin, a.npin, &rep);
 			for (uint32_t i = 0; i < rep.u.fh.npin; i++)
 				keys[i] = (struct leap_reg_key){.rkey = rep.u.fh.rkey[i]};
-			rc = leap_fh_client_moved(cl[c], &a, rc,
-						  rep.u.fh.flags & LEAP_WFH_UNPINNED, keys);
+			rc = leap_fh_client_moved(
+				cl[c], &a, rc, rep.u.fh.flags & LEAP_WFH_UNPINNED, keys);
 			moves++;
 		}
 		assert_int_equal(rc, 0);
@@ -221,18 +221,20 @@ static void test_bad_config(void **state)
 	(void)state;
 
 	/* below one region per client */
-	assert_int_not_equal(memd_fh_init(&f, &listener, (void *)(uintptr_t)BASE, NREG * RS,
-					  RS, 2 * RS, 3, err, sizeof(err)),
+	assert_int_not_equal(memd_fh_init(&f, &listener, (void *)(uintptr_t)BASE,
+					  NREG * RS, RS, 2 * RS, 3, err, sizeof(err)),
 			     0);
 	assert_non_null(strstr(err, "at least one region"));
 	/* region size not dividing the store */
 	assert_int_not_equal(memd_fh_init(&f, &listener, (void *)(uintptr_t)BASE,
-					  NREG * RS + 4096, RS, BUDGET, 3, err, sizeof(err)),
+					  NREG * RS + 4096, RS, BUDGET, 3, err,
+					  sizeof(err)),
 			     0);
 	/* a transport without regions (TCP) */
-	assert_int_not_equal(memd_fh_init(&f, &(struct leap_conn){.t = &leap_tcp_transport},
-					  (void *)(uintptr_t)BASE, NREG * RS, RS, BUDGET, 3,
-					  err, sizeof(err)),
+	assert_int_not_equal(memd_fh_init(&f,
+					  &(struct leap_conn){.t = &leap_tcp_transport},
+					  (void *)(uintptr_t)BASE, NREG * RS, RS, BUDGET,
+					  3, err, sizeof(err)),
 			     0);
 }
 

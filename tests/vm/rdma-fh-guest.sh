@@ -63,14 +63,14 @@ head -c 48 /dev/urandom | base64 >"$tmp/secret"
 chmod 600 "$tmp/secret"
 
 BUDGET=$((6 << 20))
-"$B/leap-memd" --transport rdma --size 64M --listen "$IP:0" --secret-file "$tmp/secret" \
+"$B/leap-memd" --transport rdma --size 160M --listen "$IP:0" --secret-file "$tmp/secret" \
 	--pin-budget 2M --region-size 1M --fh-clients 3 2>"$tmp/small.log"
 rc=$?
 [ "$rc" = 1 ] && grep -q "each client needs at least one region" "$tmp/small.log"
 t $? "a budget below one region per client is refused (exit $rc: $(cat "$tmp/small.log"))"
 
 rm -f "$tmp/F.port"
-"$B/leap-memd" --transport rdma --size 64M --listen "$IP:0" --port-file "$tmp/F.port" \
+"$B/leap-memd" --transport rdma --size 160M --listen "$IP:0" --port-file "$tmp/F.port" \
 	--secret-file "$tmp/secret" --pin-budget 6M --region-size 1M --fh-clients 3 \
 	</dev/null 2>"$tmp/F.log" &
 F_pid=$!
@@ -178,6 +178,52 @@ swapoff "$loop" && losetup -d "$loop" && loop=
 t $? "swapoff: every page came back"
 # Stopped cleanly, leap-swapd closes (flushes) its trace.
 kill -TERM "$swapd_pid" && wait "$swapd_pid"
+
+# ---- zero-copy through the registration cache (client side, MRRC) ----------------
+"$B/leap-memctl" -t rdma -k "$tmp/secret" -s "$F" -d 5 -n 2048 --seconds 4 \
+	--reg-cache mrrc stress >"$tmp/zc.out" 2>&1
+rc=$?
+note "memctl --reg-cache mrrc: $(tr '\n' ' ' <"$tmp/zc.out")"
+lk=$(sed -n 's/.*reg_lookups=\([0-9]*\).*/\1/p' "$tmp/zc.out")
+[ "$rc" = 0 ] && [ "${lk:-0}" -gt 0 ]
+t $? "leap-memctl stress --reg-cache mrrc: every read verified, $lk cache lookups (exit $rc)"
+
+mkdir -p "$tmp/mntz"
+"$B/leap-swapd" --transport rdma --mount "$tmp/mntz" --size 128M -s "$F" -d 7 \
+	--retry-ms 1000 --secret-file "$tmp/secret" --control "$tmp/ctlz" \
+	--cache-pages 1024 --reg-cache mrrc --reg-cache-size 16M </dev/null \
+	2>"$tmp/swapdz.log" &
+swapdz_pid=$!
+pids+=($swapdz_pid)
+for ((i = 0; i < 100; i++)); do
+	[ "$(stat -f -c %T "$tmp/mntz" 2>/dev/null)" = fuseblk ] && [ -f "$tmp/mntz/swap" ] &&
+		break
+	sleep 0.1
+done
+[ "$(stat -f -c %T "$tmp/mntz")" = fuseblk ] && loop=$(losetup --direct-io=on --show -f "$tmp/mntz/swap") &&
+	mkswap -q "$loop" >/dev/null && swapon -p 32767 "$loop"
+t $? "swap over leap-swapd --reg-cache mrrc (zero-copy into FUSE buffers)" || {
+	note "$(cat "$tmp/swapdz.log")"
+	exit 1
+}
+timeout -k 5 300 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' /sys/fs/cgroup/leapfh \
+	"$B/leap-workload" --pattern seq --footprint 36M >"$tmp/wlz.out" 2>"$tmp/wlz.err"
+rc=$?
+t $rc "seq over 36M through swap with --reg-cache mrrc: exit $rc (every page verified)" ||
+	note "$(cat "$tmp/wlz.err")"
+stz=$(timeout -k 5 20 python3 -c '
+import socket, sys
+s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
+s.sendall(b"STATS\n"); print(s.makefile().readline().strip())' "$tmp/ctlz")
+note "swapd --reg-cache mrrc: $stz"
+zl=$(echo "$stz" | tr ' ' '\n' | sed -n 's/^reg_lookups=//p')
+zh=$(echo "$stz" | tr ' ' '\n' | sed -n 's/^reg_hits=//p')
+zc=$(echo "$stz" | tr ' ' '\n' | sed -n 's/^reg_contained=//p')
+[ "${zl:-0}" -gt 1000 ] && [ $((${zh:-0} + ${zc:-0})) -gt 0 ]
+t $? "leap-swapd's RDMA went through the cache: lookups=$zl hits=$zh contained=$zc"
+swapoff "$loop" && losetup -d "$loop" && loop=
+t $? "swapoff with --reg-cache mrrc: every page came back"
+kill -TERM "$swapdz_pid" && wait "$swapdz_pid"
 
 # ---- the transport's registration trace through leap-regsim ----------------------
 nr=$(grep -c '^r ' "$tmp/swapd.tr" 2>/dev/null)

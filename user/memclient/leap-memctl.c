@@ -36,7 +36,15 @@ static const char doc[] =
 	"  stress             fill, then random reads (verified) and rewrites for "
 	"--seconds; prints read latency percentiles";
 
-enum { OPT_RETRY = 0x100, OPT_STRIPE, OPT_SECONDS, OPT_WRITE_PCT, OPT_BATCH };
+enum {
+	OPT_RETRY = 0x100,
+	OPT_STRIPE,
+	OPT_SECONDS,
+	OPT_WRITE_PCT,
+	OPT_BATCH,
+	OPT_REG_CACHE,
+	OPT_REG_TRACE,
+};
 
 static const struct argp_option options[] = {
 	{"server", 's', "ADDR:PORT", 0, "A leap-memd server (repeat for striping)", 0},
@@ -51,6 +59,11 @@ static const struct argp_option options[] = {
 	{"seconds", OPT_SECONDS, "S", 0, "stress: duration (default 5)", 0},
 	{"write-pct", OPT_WRITE_PCT, "P", 0, "stress: share of rewrites (default 30)", 0},
 	{"batch", OPT_BATCH, "PAGES", 0, "fill/verify: pages per call (default 64)", 0},
+	{"reg-cache", OPT_REG_CACHE, "mrrc|lru|off", 0,
+	 "RDMA: zero-copy through this registration cache (default off: staging copy)",
+	 0},
+	{"reg-trace", OPT_REG_TRACE, "FILE", 0,
+	 "RDMA: record every RDMA operation's local buffer (regtrace format)", 0},
 	{0},
 };
 
@@ -109,6 +122,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_WRITE_PCT:
 		a->write_pct = (unsigned)v;
+		break;
+	case OPT_REG_CACHE:
+		if (!leap_mc_reg_cache_ok(arg))
+			argp_error(st, "--reg-cache is mrrc, lru or off");
+		a->mc.reg_cache = arg;
+		break;
+	case OPT_REG_TRACE:
+		a->mc.reg_trace = arg;
 		break;
 	case OPT_BATCH:
 		if (v < 1 || v > 4096)
@@ -375,6 +396,13 @@ int main(int argc, char **argv)
 		       c.reconnects, c.retries, c.failovers, c.degraded_writes,
 		       c.lost_pages, c.io_errors, c.resilvered, c.under_replicated,
 		       c.fh_moves, c.fh_pins);
+	if (strcmp(a.cmd, "stats")) {
+		char reg[1024];
+
+		leap_mc_reg_stats(reg, sizeof(reg));
+		if (reg[0])
+			printf("client%s\n", reg);
+	}
 	leap_mc_close(mc);
 	return rc;
 }

@@ -17,8 +17,10 @@
 #include <openssl/crypto.h>
 
 #include "leap/firehose.h"
+#include "leap/reg.h"
 #include "leap/regtrace.h"
 #include "memclient.h"
+#include "rdma_mr.h"
 
 /* Per-page state bits. */
 #define PS_WRITTEN 0x01
@@ -1012,6 +1014,20 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 	pthread_mutex_init(&mc->trace_lock, NULL);
 	pthread_mutex_init(&mc->rs_lock, NULL);
 	pthread_cond_init(&mc->rs_cond, NULL);
+	if (cfg->reg_cache && strcmp(cfg->reg_cache, "off") &&
+	    mc->cfg.transport->read_pages) {
+		struct leap_reg_config rc = {
+			.policy = strcmp(cfg->reg_cache, "lru") ? LEAP_REG_MRRC
+								: LEAP_REG_LRU,
+			.max_bytes =
+				cfg->reg_cache_bytes ? cfg->reg_cache_bytes : 64 << 20,
+		};
+		char why[256];
+
+		if (leap_rdma_reg_cache(&rc, why, sizeof(why)))
+			mc_log(mc, "--reg-cache %s: %s; using the staging copy",
+			       cfg->reg_cache, why);
+	}
 	if (cfg->reg_trace && !(mc->trace = fopen(cfg->reg_trace, "we"))) {
 		snprintf(err, errlen, "%s: %s", cfg->reg_trace, strerror(errno));
 		leap_mc_close(mc);
@@ -1091,4 +1107,29 @@ void leap_mc_close(struct leap_mc *mc)
 		fclose(mc->trace);
 	OPENSSL_cleanse(mc->secret, sizeof(mc->secret));
 	free(mc);
+}
+
+int leap_mc_reg_cache_ok(const char *name)
+{
+	return !strcmp(name, "mrrc") || !strcmp(name, "lru") || !strcmp(name, "off");
+}
+
+void leap_mc_reg_stats(char *buf, size_t len)
+{
+	struct leap_reg_stats st;
+	char line[512], *p, *tok, *save = NULL;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (!leap_rdma_reg_stats(&st))
+		return;
+	if (leap_reg_stats_format(&st, line, sizeof(line)) < 0)
+		return;
+	n = (size_t)snprintf(buf, len, " reg_fallbacks=%llu",
+			     (unsigned long long)leap_rdma_reg_fallbacks());
+	for (p = line; (tok = strtok_r(p, " \n", &save)); p = NULL) {
+		if (n >= len)
+			break;
+		n += (size_t)snprintf(buf + n, len - n, " reg_%s", tok);
+	}
 }

@@ -54,7 +54,18 @@ struct leap_mc_config {
 	 * registration trace format (include/leap/regtrace.h) for leap-regsim:
 	 * what a registration cache would have to register. */
 	const char *reg_trace;
+	/* RDMA: "mrrc" or "lru": RDMA straight into/from the caller's buffers,
+	 * registered through that cache of reg_cache_bytes (0: 64 MiB) pinned
+	 * at most; NULL or "off": through the staging copy (rdma_mr.h). */
+	const char *reg_cache;
+	uint64_t reg_cache_bytes;
 };
+
+/* Is name a --reg-cache value (mrrc, lru, off)? */
+int leap_mc_reg_cache_ok(const char *name);
+/* The registration cache's statistics as " reg_key=value ..." (empty
+ * without a cache) into buf. */
+void leap_mc_reg_stats(char *buf, size_t len);
 
 struct leap_mc_counters {
 	uint64_t reads, writes; /* calls */

@@ -267,7 +267,8 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 	struct leap_mr_stats mr;
 	struct swapd_counters s;
 	uint64_t queued, dropped, qlen;
-	char out[1024];
+	char out[2048];
+	size_t n;
 
 	pcache_get_stats(&sd->cache, &c);
 	leap_mc_get_counters(sd->mc, &m);
@@ -300,6 +301,16 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 (unsigned long long)m.under_replicated, (unsigned long long)mr.regs,
 		 (unsigned long long)mr.deregs, (unsigned long long)mr.bytes,
 		 (unsigned long long)m.fh_moves, (unsigned long long)m.fh_pins);
+	/* The registration cache's line (zero-copy), if there is one. */
+	n = strlen(out);
+	if (n && out[n - 1] == '\n') {
+		leap_mc_reg_stats(out + n - 1, sizeof(out) - n);
+		n = strlen(out);
+		if (n + 1 < sizeof(out)) {
+			out[n] = '\n';
+			out[n + 1] = '\0';
+		}
+	}
 	reply(fd, out);
 }
 
