@@ -81,6 +81,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	unsigned long long v = 0;
 
 	if (arg && key != 's' && key != 'k' && key != 't' && key != ARGP_KEY_ARG &&
+	    key != OPT_REG_CACHE && key != OPT_REG_TRACE &&
 	    leap_parse_uint(arg, 0, UINT32_MAX, &v) && key != 'S')
 		argp_error(st, "bad number '%s'", arg);
 	switch (key) {
