@@ -6,10 +6,12 @@
  * touching the transport: install a struct leap_mr_ops with
  * leap_mr_set_ops() before the first connection or listener.
  *
- * Today the transport registers each connection's message and staging
- * buffers once (they come from a pool and are kept registered for the
- * process's lifetime) and leap-memd its whole page store once.  Every call
- * is counted, whatever the ops: registrations, deregistrations and the bytes
+ * The transport registers each connection's message and staging buffers
+ * once (they come from a pool and are kept registered for the process's
+ * lifetime); leap-memd its whole page store once, or with --pin-budget its
+ * regions on demand (transport reg_region, Firehose); with a registration
+ * cache (below) clients register the callers' page buffers.  Every call is
+ * counted, whatever the ops: registrations, deregistrations and the bytes
  * registered now show up in leap-memd's STATS and leap-swapd's.
  */
 #ifndef LEAP_WIRE_RDMA_MR_H
