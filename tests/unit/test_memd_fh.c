@@ -172,6 +172,14 @@ static void test_clients_random(void **state)
 					   rep.u.fh.share);
 		assert_non_null(cl[c]);
 	}
+	/* A fourth client gets no share: EUSERS, and no id. */
+	{
+		uint32_t id4 = MEMD_FH_NONE;
+
+		assert_int_equal(move(&f, &id4, NULL, 0, NULL, 0, &rep), -EUSERS);
+		assert_int_equal(rep.u.fh.npin, 0);
+		assert_int_equal(id4, MEMD_FH_NONE);
+	}
 	for (int step = 0; step < 20000; step++) {
 		int c = step % 3;
 		uint64_t r, page;

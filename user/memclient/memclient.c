@@ -435,8 +435,13 @@ static int srv_fh_table(struct mc_server *s)
 	rc = srv_fh_move(s, NULL, 0, NULL, 0, &m);
 	if (rc)
 		return rc;
-	if (m.u.fh.status)
-		return -EPROTO; /* the server refused this client a share */
+	if (m.u.fh.status) {
+		mc_log(s->mc, "%s: no firehose share for this client: %s%s", s->addr,
+		       strerror((int)m.u.fh.status),
+		       m.u.fh.status == EUSERS ? " (more clients than its --fh-clients)"
+					       : "");
+		return -EPROTO;
+	}
 	/* Regions numbered from the store's base (offsets), as the server's. */
 	s->fh = leap_fh_client_new(0, m.u.fh.size, m.u.fh.region_size, m.u.fh.share);
 	if (!s->fh)
