@@ -5,18 +5,27 @@
 # the protocol's libFuzzer target (tests/fuzz).
 BACKEND_DIR := $(OUTPUT)/backend
 WIRE_HDRS := include/leap/wire.h $(wildcard user/wire/*.h)
-WIRE_SRCS := $(wildcard user/wire/*.c)
+# The RDMA transport's registration cache (zero-copy) and leap-memd's
+# Firehose come from the registration library (user/reg, mk/reg.mk): its
+# sources are part of the wire library.
+WIRE_SRCS := $(wildcard user/wire/*.c) $(wildcard user/reg/*.c)
 WIRE_OBJS := $(patsubst user/%.c,$(BACKEND_DIR)/%.o,$(WIRE_SRCS))
+WIRE_REG_HDRS := include/leap/reg.h include/leap/firehose.h include/leap/regtrace.h \
+	$(wildcard user/reg/*.h)
 # libcrypto (OpenSSL) for HMAC-SHA256 and the CSPRNG.
 CRYPTO_LIBS := $(or $(shell pkg-config --libs libcrypto 2>/dev/null),-lcrypto)
 # rdma-core (libibverbs, librdmacm) for the RDMA verbs transport
 # (user/wire/rdma.c); linked everywhere the wire library is.
 RDMA_LIBS := $(or $(shell pkg-config --libs librdmacm libibverbs 2>/dev/null),-lrdmacm -libverbs)
-WIRE_LIBS := $(CRYPTO_LIBS) $(RDMA_LIBS) -pthread
+WIRE_LIBS := -Iuser/reg $(CRYPTO_LIBS) $(RDMA_LIBS) -pthread
 
-$(BACKEND_DIR)/wire/%.o: user/wire/%.c $(WIRE_HDRS) | $(DEPS_STAMP)
+$(BACKEND_DIR)/wire/%.o: user/wire/%.c $(WIRE_HDRS) $(WIRE_REG_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Iuser/wire -c $< -o $@
+
+$(BACKEND_DIR)/reg/%.o: user/reg/%.c $(WIRE_REG_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) -Iuser/reg -pthread -c $< -o $@
 
 UNIT_SRC_test_wire := $(WIRE_SRCS)
 UNIT_LIBS_test_wire := $(WIRE_LIBS)
@@ -44,13 +53,14 @@ MEMD_SRCS := $(wildcard user/memd/*.c)
 MEMD_OBJS := $(patsubst user/%.c,$(BACKEND_DIR)/%.o,$(MEMD_SRCS))
 MEMD_CFLAGS := -Iuser/wire -Iuser/memd
 
-$(BACKEND_DIR)/memd/%.o: user/memd/%.c $(WIRE_HDRS) user/memd/memd.h | $(DEPS_STAMP)
+$(BACKEND_DIR)/memd/%.o: user/memd/%.c $(WIRE_HDRS) user/memd/memd.h user/memd/fh.h \
+		include/leap/firehose.h include/leap/reg.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(MEMD_CFLAGS) -c $< -o $@
 
 $(BIN)/leap-memd: $(MEMD_OBJS) $(WIRE_OBJS) $(LIBLEAP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $^ -o $@ $(WIRE_LIBS)
+	$(CC) $(CFLAGS) $^ -o $@ $(WIRE_LIBS) -pthread
 
 # ---- memclient library and leap-memctl ----
 MEMCLIENT_OBJS := $(BACKEND_DIR)/memclient/memclient.o
@@ -69,7 +79,8 @@ $(BIN)/leap-memctl: $(BACKEND_DIR)/memclient/leap-memctl.o $(MEMCLIENT_OBJS) $(W
 ALL_BINS += $(BIN)/leap-memd $(BIN)/leap-memctl
 
 UNIT_SRC_test_wire_store := user/memd/store.c user/memclient/memclient.c $(WIRE_SRCS)
-UNIT_LIBS_test_wire_store := -Iuser/wire -Iuser/memd -Iuser/memclient -pthread $(WIRE_LIBS)
+UNIT_LIBS_test_wire_store := -Iuser/wire -Iuser/memd -Iuser/memclient -Iuser/reg -pthread \
+	$(WIRE_LIBS)
 $(OUTPUT)/tests/test_wire_store $(OUTPUT)/tests-san/test_wire_store: user/memd/memd.h \
 	user/memclient/memclient.h
 
@@ -114,3 +125,9 @@ all: $(RDMA_GATE)
 UNIT_SRC_test_nbd_proto := user/swapd/nbd_proto.c
 UNIT_LIBS_test_nbd_proto := -Iuser/swapd
 $(OUTPUT)/tests/test_nbd_proto $(OUTPUT)/tests-san/test_nbd_proto: user/swapd/nbd_proto.h
+
+# Firehose in leap-memd through the wire, with a fake transport.
+UNIT_SRC_test_memd_fh := user/memd/fh.c $(WIRE_SRCS)
+UNIT_LIBS_test_memd_fh := -Iuser/wire -Iuser/memd -Iuser/reg -pthread $(WIRE_LIBS)
+$(OUTPUT)/tests/test_memd_fh $(OUTPUT)/tests-san/test_memd_fh: user/memd/fh.h \
+	include/leap/firehose.h

@@ -63,7 +63,8 @@
 /* 256 TiB per device: far beyond any swap device, small enough that
  * offset + page size never overflows and a bogus offset is caught early. */
 #define LEAP_WIRE_MAX_OFFSET (1ULL << 48)
-#define LEAP_WIRE_IO_HDR     8 /* u32 dev, u32 count */
+#define LEAP_WIRE_IO_HDR     8	/* u32 dev, u32 count */
+#define LEAP_WIRE_FH_MAX     16 /* regions per FH_MOVE list (LEAP_FH_MAX_SPAN) */
 /* The largest payload: a full WRITE request. */
 #define LEAP_WIRE_MAX_PAYLOAD                                                            \
 	(LEAP_WIRE_IO_HDR + LEAP_WIRE_MAX_BATCH * (8 + LEAP_WIRE_PAGE_SIZE))
@@ -79,8 +80,9 @@ enum leap_wire_op {
 	LEAP_WOP_WRITE = 4,
 	LEAP_WOP_STATS = 5,
 	LEAP_WOP_ERROR = 6,
-	LEAP_WOP_MAP = 7, /* one-sided transports only (RDMA): see below */
-	LEAP_WOP_MAX = LEAP_WOP_MAP,
+	LEAP_WOP_MAP = 7,     /* one-sided transports only (RDMA): see below */
+	LEAP_WOP_FH_MOVE = 8, /* RDMA with a pin budget (Firehose): see below */
+	LEAP_WOP_MAX = LEAP_WOP_FH_MOVE,
 };
 
 #define LEAP_WF_REPLY 0x01
@@ -120,6 +122,15 @@ enum leap_wire_stat {
 	LEAP_WSTAT_MR_REGS, /* memory registrations (RDMA) */
 	LEAP_WSTAT_MR_DEREGS,
 	LEAP_WSTAT_MR_BYTES, /* bytes registered now */
+	/* Firehose (leap-memd --pin-budget; all 0 without it) */
+	LEAP_WSTAT_FH_BUDGET,	   /* M: bytes the server may pin */
+	LEAP_WSTAT_FH_REGION_SIZE, /* bytes per region */
+	LEAP_WSTAT_FH_SHARE,	   /* p: regions each client may hold */
+	LEAP_WSTAT_FH_MOVES,	   /* move requests served */
+	LEAP_WSTAT_FH_REFUSED,	   /* move requests refused (over the share) */
+	LEAP_WSTAT_FH_VICTIM_HITS, /* pins served from the victim FIFO */
+	LEAP_WSTAT_FH_PINNED,	   /* bytes pinned now */
+	LEAP_WSTAT_FH_PINNED_PEAK, /* the most ever pinned at once (<= budget) */
 	LEAP_WSTAT_NR,
 };
 
@@ -159,12 +170,20 @@ struct leap_wire_msg {
 			uint64_t value[LEAP_WIRE_MAX_STATS];
 		} stats;
 		struct {
-			uint32_t dev, count, flags; /* flags: request */
+			uint32_t dev, count, flags; /* flags: both */
 			uint32_t rkey;		    /* the rest: reply */
 			uint64_t present, base, len;
 			uint64_t offset[LEAP_WIRE_MAX_BATCH]; /* request */
 			uint32_t idx[LEAP_WIRE_MAX_BATCH];    /* reply */
 		} map;
+		struct {
+			uint32_t nunpin, npin;
+			uint32_t unpin[LEAP_WIRE_FH_MAX]; /* request */
+			uint32_t pin[LEAP_WIRE_FH_MAX];	  /* request */
+			uint32_t status, flags, share;	  /* the rest: reply */
+			uint64_t base, size, region_size;
+			uint32_t rkey[LEAP_WIRE_FH_MAX];
+		} fh;
 		struct {
 			uint32_t code, msg_len;
 			const char *msg; /* not NUL-terminated */
@@ -225,21 +244,53 @@ long leap_wire_enc_error(void *buf, size_t cap, uint64_t id, uint32_t code,
  * client must learn where each page lives:
  *   request: u32 dev, u32 count, u32 flags (LEAP_WMAP_ALLOC: allocate absent
  *            pages, all or nothing, else ERROR NOSPACE), u32 0, u64 offset[count]
- *   reply:   u32 dev, u32 count, u64 present, u32 rkey, u32 0,
+ *   reply:   u32 dev, u32 count, u64 present, u32 rkey, u32 flags,
  *            u64 base, u64 len (the exported region), u32 idx[count]
+ * flags LEAP_WMAP_REP_FH: the server pins its store under a budget
+ * (Firehose): rkey is 0 and means nothing; the client reaches a page only
+ * through a firehose to its region, obtained with FH_MOVE.
  * Page i of the request is at base + idx[i] * PAGE_SIZE when present bit i
  * is set; idx[i] is 0 otherwise.  The decoder refuses a reply whose region
  * wraps or is not page-aligned, or any page outside it: a client never
  * aims an RDMA operation outside what the server exported.  Only after AUTH.
  */
 #define LEAP_WMAP_ALLOC	      0x1
+#define LEAP_WMAP_REP_FH      0x1
 #define LEAP_WIRE_MAP_REQ_HDR 16
 #define LEAP_WIRE_MAP_REP_HDR 40
 long leap_wire_enc_map_req(void *buf, size_t cap, uint64_t id, uint32_t dev,
 			   uint32_t count, uint32_t flags, const uint64_t *offset);
 long leap_wire_enc_map_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
-			   uint32_t count, uint64_t present, uint32_t rkey, uint64_t base,
-			   uint64_t len, const uint32_t *idx);
+			   uint32_t count, uint64_t present, uint32_t rkey,
+			   uint32_t flags, uint64_t base, uint64_t len,
+			   const uint32_t *idx);
+
+/*
+ * FH_MOVE (RDMA with a pin budget only; docs/registration.md, Firehose):
+ * the store [base, base + size) is registered on demand in regions of
+ * region_size bytes (region i at base + i * region_size), and each client
+ * may hold at most `share` of them.  A move gives some up and asks for
+ * others:
+ *   request: u32 nunpin, u32 npin, u32 unpin[nunpin], u32 pin[npin]
+ *            (each list <= LEAP_WIRE_FH_MAX; both empty: just the geometry)
+ *   reply:   u32 status (0, or a positive errno: EDQUOT over the share,
+ *            EINVAL a bad list, else a registration failure), u32 flags
+ *            (LEAP_WFH_UNPINNED: the unpins took effect), u32 share,
+ *            u32 npin (the request's on success, else 0), u64 base,
+ *            u64 size, u64 region_size, u32 rkey[npin]
+ * The decoder refuses a geometry that is not page-aligned, wraps, has a
+ * region size that is not a power of two of at least a page, or a size
+ * that is not whole regions.  The client checks base and size against
+ * MAP's exported region, so every page it aims at lies inside one region.
+ */
+#define LEAP_WFH_UNPINNED    0x1
+#define LEAP_WIRE_FH_REQ_HDR 8
+#define LEAP_WIRE_FH_REP_HDR 40
+long leap_wire_enc_fh_req(void *buf, size_t cap, uint64_t id, uint32_t nunpin,
+			  const uint32_t *unpin, uint32_t npin, const uint32_t *pin);
+long leap_wire_enc_fh_rep(void *buf, size_t cap, uint64_t id, uint32_t status,
+			  uint32_t flags, uint32_t share, uint64_t base, uint64_t size,
+			  uint64_t region_size, uint32_t npin, const uint32_t *rkey);
 
 /* ---- authentication (user/wire/auth.c, OpenSSL libcrypto) --------------- */
 

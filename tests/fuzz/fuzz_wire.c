@@ -101,7 +101,7 @@ static long build(const uint8_t **p, size_t *n)
 {
 	uint64_t off[LEAP_WIRE_MAX_BATCH], v[LEAP_WIRE_MAX_STATS] = {0};
 	uint8_t blob[LEAP_WIRE_NONCE_LEN] = {0};
-	unsigned kind = (unsigned)take(p, n, 1) % 11;
+	unsigned kind = (unsigned)take(p, n, 1) % 13;
 	uint32_t idx[LEAP_WIRE_MAX_BATCH];
 	uint64_t id = take(p, n, 8);
 	uint32_t count = (uint32_t)take(p, n, 1) % LEAP_WIRE_MAX_BATCH + 1;
@@ -149,7 +149,24 @@ static long build(const uint8_t **p, size_t *n)
 		return leap_wire_enc_map_rep(
 			msgbuf, sizeof(msgbuf), id, dev, count,
 			count < 64 ? off[0] & ((1ULL << count) - 1) : off[0], dev,
-			off[1 % count] & ~0xfffULL, 4096ULL * LEAP_WIRE_PAGE_SIZE, idx);
+			dev & LEAP_WMAP_REP_FH, off[1 % count] & ~0xfffULL,
+			4096ULL * LEAP_WIRE_PAGE_SIZE, idx);
+	case 11:
+		for (uint32_t i = 0; i < LEAP_WIRE_MAX_BATCH; i++)
+			idx[i] = (uint32_t)off[i % count];
+		return leap_wire_enc_fh_req(msgbuf, sizeof(msgbuf), id,
+					    count % (LEAP_WIRE_FH_MAX + 1), idx, dev % 17,
+					    idx + count / 2);
+	case 12:
+		for (uint32_t i = 0; i < LEAP_WIRE_MAX_BATCH; i++)
+			idx[i] = (uint32_t)off[i % count];
+		/* A valid geometry: 2^k-page regions, whole regions. */
+		return leap_wire_enc_fh_rep(msgbuf, sizeof(msgbuf), id, 0,
+					    dev & LEAP_WFH_UNPINNED, dev % 64 + 1, off[0],
+					    (uint64_t)(count + 1) *
+						    (LEAP_WIRE_PAGE_SIZE << (dev % 8)),
+					    LEAP_WIRE_PAGE_SIZE << (dev % 8),
+					    count % (LEAP_WIRE_FH_MAX + 1), idx);
 	default:
 		memset(msg, 'e', sizeof(msg));
 		msg[count * 2 < sizeof(msg) ? count * 2 : sizeof(msg) - 1] = '\0';

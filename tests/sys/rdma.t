@@ -14,6 +14,8 @@
 # when there is no RDMA device.  The RDMA/TCP latency comparison is
 # `make rdma-latency` (LEAP_RDMA_T_LATENCY=1 adds it here).
 #   LEAP_RDMA_T_KERNELS  guests to boot (default "6.1"; "6.1 6.12" for both)
+#   LEAP_RDMA_T_SWAPD_ARGS  extra leap-swapd options, e.g. "--reg-cache mrrc"
+#                        (zero-copy through the registration cache)
 # Measured here: ~2 min per guest under TCG.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -68,7 +70,7 @@ for k in $kernels; do
 	t0=$(date +%s)
 	bash "$repo/tests/vm/boot.sh" --quiet --timeout 780 --swap-mib 0 --mem 1024 \
 		--run-dir "$run" "$k" "$repo/tests/vm/rdma-guest.sh" "$repo" all "$VM_CACHE" \
-		"${LEAP_RDMA_T_LATENCY:-0}"
+		"${LEAP_RDMA_T_LATENCY:-0}" "${LEAP_RDMA_T_SWAPD_ARGS:-}"
 	rc=$?
 	note "$k: guest status $rc after $(($(date +%s) - t0))s"
 	isnt "$rc" 124 "$k: the guest finished within its timeout"

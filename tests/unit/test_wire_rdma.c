@@ -108,7 +108,7 @@ static long map_rep(uint32_t count)
 		if (i % 2 == 0)
 			present |= 1ULL << i;
 	}
-	return leap_wire_enc_map_rep(buf, sizeof(buf), 42, 7, count, present, 0xabcd,
+	return leap_wire_enc_map_rep(buf, sizeof(buf), 42, 7, count, present, 0xabcd, 0,
 				     0x7f0000000000ULL, P(1000), idx);
 }
 
@@ -133,13 +133,15 @@ static void test_map_rep(void **state)
 	assert_int_equal(m.u.map.idx[63], 0); /* absent: encoded as 0 */
 
 	/* The last page of the region is fine, one past it is not. */
-	n = leap_wire_enc_map_rep(buf, sizeof(buf), 1, 7, 1, 1, 1, 0, P(1000), &idx[0]);
+	n = leap_wire_enc_map_rep(buf, sizeof(buf), 1, 7, 1, 1, 1, 0, 0, P(1000),
+				  &idx[0]);
 	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), 0);
-	n = leap_wire_enc_map_rep(buf, sizeof(buf), 1, 7, 1, 1, 1, 0, P(1000), &idx[1]);
+	n = leap_wire_enc_map_rep(buf, sizeof(buf), 1, 7, 1, 1, 1, 0, 0, P(1000),
+				  &idx[1]);
 	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_RANGE);
 	/* present bits beyond count are refused by the encoder too */
-	assert_true(leap_wire_enc_map_rep(buf, sizeof(buf), 1, 7, 1, 2, 1, 0, P(1), idx) <
-		    0);
+	assert_true(leap_wire_enc_map_rep(buf, sizeof(buf), 1, 7, 1, 2, 1, 0, 0, P(1),
+					  idx) < 0);
 }
 
 /* A hostile or broken server: every way to point outside the region. */
@@ -174,8 +176,12 @@ static void test_map_rep_hostile(void **state)
 	put64_at(REQ + 8, 1ULL << 4); /* a present bit beyond count */
 	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_LENGTH);
 	n = map_rep(4);
-	put32_at(REQ + 20, 1); /* reserved */
-	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_LENGTH);
+	put32_at(REQ + 20, 2); /* an unknown flag */
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_OP);
+	n = map_rep(4);
+	put32_at(REQ + 20, LEAP_WMAP_REP_FH); /* Firehose: allowed */
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), 0);
+	assert_int_equal(m.u.map.flags, LEAP_WMAP_REP_FH);
 	n = map_rep(4);
 	put32_at(REQ + 4, 5); /* count disagrees with the length */
 	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_LENGTH);
@@ -186,6 +192,110 @@ static void test_map_rep_hostile(void **state)
 	n = map_req(4, 0);
 	buf[7] = LEAP_WF_REPLY;
 	assert_int_not_equal(leap_wire_decode(buf, (size_t)n, &m), 0);
+}
+
+/* ---- FH_MOVE (Firehose) ---------------------------------------------------- */
+
+static void test_fh_req(void **state)
+{
+	uint32_t un[LEAP_WIRE_FH_MAX + 1] = {3, 4}, pin[LEAP_WIRE_FH_MAX + 1] = {9};
+	struct leap_wire_msg m;
+	long n;
+	(void)state;
+
+	n = leap_wire_enc_fh_req(buf, sizeof(buf), 5, 2, un, 1, pin);
+	assert_int_equal(n, LEAP_WIRE_HDR_SIZE + LEAP_WIRE_FH_REQ_HDR + 12);
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), 0);
+	assert_int_equal(m.hdr.opcode, LEAP_WOP_FH_MOVE);
+	assert_int_equal(m.u.fh.nunpin, 2);
+	assert_int_equal(m.u.fh.npin, 1);
+	assert_int_equal(m.u.fh.unpin[1], 4);
+	assert_int_equal(m.u.fh.pin[0], 9);
+	assert_string_equal(leap_wire_op_name(LEAP_WOP_FH_MOVE), "FH_MOVE");
+	/* Empty lists: the geometry query. */
+	n = leap_wire_enc_fh_req(buf, sizeof(buf), 5, 0, NULL, 0, NULL);
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), 0);
+	/* Lists over LEAP_WIRE_FH_MAX: neither encoded nor decoded. */
+	assert_true(leap_wire_enc_fh_req(buf, sizeof(buf), 5, LEAP_WIRE_FH_MAX + 1, un, 0,
+					 pin) < 0);
+	n = leap_wire_enc_fh_req(buf, sizeof(buf), 5, 2, un, 1, pin);
+	put32_at(REQ, LEAP_WIRE_FH_MAX + 1);
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_BATCH);
+	n = leap_wire_enc_fh_req(buf, sizeof(buf), 5, 2, un, 1, pin);
+	put32_at(REQ + 4, 2); /* npin disagrees with the length */
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_LENGTH);
+	n = leap_wire_enc_fh_req(buf, sizeof(buf), 5, 2, un, 1, pin);
+	assert_int_equal(leap_wire_decode(buf, (size_t)n - 4, &m), -LEAP_WERR_SHORT);
+}
+
+#define FH_BASE 0x7f0000000000ULL
+#define FH_RS	(64 * 1024ULL)
+
+static long fh_rep(uint32_t npin)
+{
+	uint32_t rkey[LEAP_WIRE_FH_MAX];
+
+	for (uint32_t i = 0; i < LEAP_WIRE_FH_MAX; i++)
+		rkey[i] = 0x100 + i;
+	return leap_wire_enc_fh_rep(buf, sizeof(buf), 6, 0, LEAP_WFH_UNPINNED, 4, FH_BASE,
+				    64 * FH_RS, FH_RS, npin, rkey);
+}
+
+/* A hostile server's geometry could aim the client's RDMA anywhere. */
+static void test_fh_rep_hostile(void **state)
+{
+	struct leap_wire_msg m;
+	long n;
+	(void)state;
+
+	n = fh_rep(3);
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), 0);
+	assert_int_equal(m.u.fh.npin, 3);
+	assert_int_equal(m.u.fh.rkey[2], 0x102);
+	assert_int_equal(m.u.fh.share, 4);
+	assert_int_equal(m.u.fh.base, FH_BASE);
+	assert_int_equal(m.u.fh.size, 64 * FH_RS);
+	assert_int_equal(m.u.fh.region_size, FH_RS);
+	assert_int_equal(m.u.fh.flags, LEAP_WFH_UNPINNED);
+	/* An error carries no keys. */
+	assert_true(leap_wire_enc_fh_rep(buf, sizeof(buf), 6, 122, 0, 4, FH_BASE, FH_RS,
+					 FH_RS, 1, (uint32_t[]){1}) < 0);
+	n = fh_rep(1);
+	put32_at(REQ, 122); /* status with a key */
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_BATCH);
+	n = fh_rep(1);
+	put32_at(REQ + 12, LEAP_WIRE_FH_MAX + 1);
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_BATCH);
+	n = fh_rep(1);
+	put32_at(REQ + 12, 2); /* npin disagrees with the length */
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_LENGTH);
+	n = fh_rep(1);
+	put32_at(REQ + 4, 2); /* unknown flag */
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_OP);
+	n = fh_rep(1);
+	put32_at(REQ + 8, 0); /* share 0 */
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_RANGE);
+	n = fh_rep(1);
+	put64_at(REQ + 16, FH_BASE + 8); /* unaligned base */
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_RANGE);
+	n = fh_rep(1);
+	put64_at(REQ + 16, 0xffffffffffff0000ULL); /* base + size wraps */
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_RANGE);
+	n = fh_rep(1);
+	put64_at(REQ + 24, 64 * FH_RS + 4096); /* not whole regions */
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_RANGE);
+	n = fh_rep(1);
+	put64_at(REQ + 24, 0); /* empty */
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_RANGE);
+	n = fh_rep(1);
+	put64_at(REQ + 32, 3 * 4096); /* region size not a power of two */
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_RANGE);
+	n = fh_rep(1);
+	put64_at(REQ + 32, 2048); /* below a page */
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_RANGE);
+	n = fh_rep(1);
+	put64_at(REQ + 32, 0);
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_RANGE);
 }
 
 /* ---- registration interface ----------------------------------------------- */
@@ -302,7 +412,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_map_req),		cmocka_unit_test(test_map_rep),
-		cmocka_unit_test(test_map_rep_hostile), cmocka_unit_test(test_mr_ops),
+		cmocka_unit_test(test_map_rep_hostile), cmocka_unit_test(test_fh_req),
+		cmocka_unit_test(test_fh_rep_hostile),	cmocka_unit_test(test_mr_ops),
 		cmocka_unit_test(test_transport_table), cmocka_unit_test(test_no_device),
 	};
 

@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# tests/vm/rdma-guest.sh REPO all|latency VM_CACHE [LATENCY]: runs inside a tests/vm/boot.sh
+# tests/vm/rdma-guest.sh REPO all|latency VM_CACHE [LATENCY [SWAPD_ARGS]]: runs inside a tests/vm/boot.sh
 # guest (it needs soft-RoCE, which the host kernel lacks).  Creates an rxe
 # device over a dummy netdev, then with MODE all (tests/sys/rdma.t):
 # leap-memd A and B and leap-swapd with --transport rdma (r = 2), real swap
@@ -15,6 +15,8 @@
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 repo=$1 mode=${2:-all} vm_cache=${3:-$1/tests/vm/cache} with_latency=${4:-0}
+# Extra leap-swapd options (LEAP_RDMA_T_SWAPD_ARGS, e.g. "--reg-cache mrrc").
+read -r -a swapd_extra <<<"${5:-}"
 B=$repo/bin
 out=/run/leapvm
 tap=$out/rdma.tap
@@ -105,7 +107,7 @@ start_swapd()
 	mkdir -p "$tmp/mnt$name"
 	"$B/leap-swapd" --transport "$tr" --mount "$tmp/mnt$name" --size 128M "${args[@]}" \
 		--retry-ms 1000 --secret-file "$tmp/secret" --control "$tmp/ctl$name" \
-		--cache-pages 4096 </dev/null 2>"$tmp/swapd$name.log" &
+		--cache-pages 4096 "${swapd_extra[@]}" </dev/null 2>"$tmp/swapd$name.log" &
 	eval "swapd${name}_pid=$!"
 	pids+=($!)
 	for ((i = 0; i < 100; i++)); do

@@ -36,7 +36,15 @@ static const char doc[] =
 	"  stress             fill, then random reads (verified) and rewrites for "
 	"--seconds; prints read latency percentiles";
 
-enum { OPT_RETRY = 0x100, OPT_STRIPE, OPT_SECONDS, OPT_WRITE_PCT, OPT_BATCH };
+enum {
+	OPT_RETRY = 0x100,
+	OPT_STRIPE,
+	OPT_SECONDS,
+	OPT_WRITE_PCT,
+	OPT_BATCH,
+	OPT_REG_CACHE,
+	OPT_REG_TRACE,
+};
 
 static const struct argp_option options[] = {
 	{"server", 's', "ADDR:PORT", 0, "A leap-memd server (repeat for striping)", 0},
@@ -51,6 +59,11 @@ static const struct argp_option options[] = {
 	{"seconds", OPT_SECONDS, "S", 0, "stress: duration (default 5)", 0},
 	{"write-pct", OPT_WRITE_PCT, "P", 0, "stress: share of rewrites (default 30)", 0},
 	{"batch", OPT_BATCH, "PAGES", 0, "fill/verify: pages per call (default 64)", 0},
+	{"reg-cache", OPT_REG_CACHE, "mrrc|lru|off", 0,
+	 "RDMA: zero-copy through this registration cache (default off: staging copy)",
+	 0},
+	{"reg-trace", OPT_REG_TRACE, "FILE", 0,
+	 "RDMA: record every RDMA operation's local buffer (regtrace format)", 0},
 	{0},
 };
 
@@ -68,6 +81,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	unsigned long long v = 0;
 
 	if (arg && key != 's' && key != 'k' && key != 't' && key != ARGP_KEY_ARG &&
+	    key != OPT_REG_CACHE && key != OPT_REG_TRACE &&
 	    leap_parse_uint(arg, 0, UINT32_MAX, &v) && key != 'S')
 		argp_error(st, "bad number '%s'", arg);
 	switch (key) {
@@ -109,6 +123,14 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_WRITE_PCT:
 		a->write_pct = (unsigned)v;
+		break;
+	case OPT_REG_CACHE:
+		if (!leap_mc_reg_cache_ok(arg))
+			argp_error(st, "--reg-cache is mrrc, lru or off");
+		a->mc.reg_cache = arg;
+		break;
+	case OPT_REG_TRACE:
+		a->mc.reg_trace = arg;
 		break;
 	case OPT_BATCH:
 		if (v < 1 || v > 4096)
@@ -163,10 +185,12 @@ static bool page_is(const uint64_t *w, uint64_t seed, uint32_t dev, uint64_t pg,
 /* ---- commands ------------------------------------------------------------- */
 
 static const char *const stat_names[LEAP_WSTAT_NR] = {
-	"capacity_pages", "used_pages",	   "read_reqs", "write_reqs",
-	"pages_read",	  "pages_written", "clients",	"clients_total",
-	"auth_failures",  "bad_messages",  "map_reqs",	"pages_mapped",
-	"mr_regs",	  "mr_deregs",	   "mr_bytes",
+	"capacity_pages", "used_pages",	   "read_reqs",	     "write_reqs",
+	"pages_read",	  "pages_written", "clients",	     "clients_total",
+	"auth_failures",  "bad_messages",  "map_reqs",	     "pages_mapped",
+	"mr_regs",	  "mr_deregs",	   "mr_bytes",	     "fh_budget",
+	"fh_region_size", "fh_share",	   "fh_moves",	     "fh_refused",
+	"fh_victim_hits", "fh_pinned",	   "fh_pinned_peak",
 };
 
 static int cmd_stats(struct leap_mc *mc, const struct args *a)
@@ -368,9 +392,18 @@ int main(int argc, char **argv)
 		printf("client reconnects=%" PRIu64 " retries=%" PRIu64
 		       " failovers=%" PRIu64 " degraded_writes=%" PRIu64
 		       " lost_pages=%" PRIu64 " io_errors=%" PRIu64 " resilvered=%" PRIu64
-		       " under_replicated=%" PRIu64 "\n",
+		       " under_replicated=%" PRIu64 " fh_moves=%" PRIu64
+		       " fh_pins=%" PRIu64 "\n",
 		       c.reconnects, c.retries, c.failovers, c.degraded_writes,
-		       c.lost_pages, c.io_errors, c.resilvered, c.under_replicated);
+		       c.lost_pages, c.io_errors, c.resilvered, c.under_replicated,
+		       c.fh_moves, c.fh_pins);
+	if (strcmp(a.cmd, "stats")) {
+		char reg[1024];
+
+		leap_mc_reg_stats(reg, sizeof(reg));
+		if (reg[0])
+			printf("client%s\n", reg);
+	}
 	leap_mc_close(mc);
 	return rc;
 }

@@ -16,7 +16,11 @@
 
 #include <openssl/crypto.h>
 
+#include "leap/firehose.h"
+#include "leap/reg.h"
+#include "leap/regtrace.h"
 #include "memclient.h"
+#include "rdma_mr.h"
 
 /* Per-page state bits. */
 #define PS_WRITTEN 0x01
@@ -48,6 +52,12 @@ struct mc_server {
 	uint32_t *ridx; /* dev_pages entries */
 	struct leap_export region;
 	bool have_region;
+	/* A server with a pin budget (MAP says so): the region has no key of
+	 * its own; pages are reached through firehoses (FH_MOVE), whose table
+	 * lives and dies with the connection. */
+	bool fh_mode;
+	struct leap_fh_client *fh;
+	uint64_t fh_rs; /* region size */
 };
 
 struct leap_mc {
@@ -65,6 +75,8 @@ struct leap_mc {
 	pthread_mutex_t rs_lock;
 	pthread_cond_t rs_cond;
 	uint8_t *rs_buf; /* LEAP_WIRE_MAX_BATCH pages */
+	FILE *trace;	 /* --reg-trace */
+	pthread_mutex_t trace_lock;
 	int64_t last_err_log;
 	uint64_t err_suppressed;
 };
@@ -102,6 +114,11 @@ static void srv_disconnect(struct mc_server *s)
 	if (s->ridx && s->have_region)
 		memset(s->ridx, 0, s->mc->cfg.dev_pages * sizeof(*s->ridx));
 	s->have_region = false;
+	/* The server released our firehoses with the connection. */
+	if (s->fh)
+		leap_fh_client_free(s->fh);
+	s->fh = NULL;
+	s->fh_mode = false;
 }
 
 /* Sends one request (iov) and receives its reply into s->rx, decoded into m.
@@ -364,10 +381,12 @@ static int srv_map(struct mc_server *s, const uint64_t *offset, uint32_t count,
 		return -EPROTO;
 	if (s->have_region &&
 	    (m.u.map.rkey != s->region.rkey || m.u.map.base != s->region.base ||
-	     m.u.map.len != s->region.len))
+	     m.u.map.len != s->region.len ||
+	     s->fh_mode != !!(m.u.map.flags & LEAP_WMAP_REP_FH)))
 		return -EPROTO;
 	s->region = (struct leap_export){m.u.map.base, m.u.map.len, m.u.map.rkey};
 	s->have_region = true;
+	s->fh_mode = m.u.map.flags & LEAP_WMAP_REP_FH;
 	for (uint32_t j = 0; j < n; j++) {
 		if (m.u.map.present >> j & 1)
 			s->ridx[need[j] / LEAP_WIRE_PAGE_SIZE] = m.u.map.idx[j] + 1;
@@ -376,6 +395,162 @@ static int srv_map(struct mc_server *s, const uint64_t *offset, uint32_t count,
 					 */
 	}
 	return 0;
+}
+
+/*
+ * One FH_MOVE round trip: unpin/pin as the client table asked (both empty:
+ * the geometry only).  The reply's geometry must be the MAP region's, so
+ * every page MAP placed lies inside exactly one region of it.
+ */
+static int srv_fh_move(struct mc_server *s, const uint32_t *unpin, uint32_t nunpin,
+		       const uint32_t *pin, uint32_t npin, struct leap_wire_msg *m)
+{
+	uint64_t id = ++s->next_id;
+	struct iovec iov;
+	long len;
+	int rc;
+
+	len = leap_wire_enc_fh_req(s->tx, sizeof(s->tx), id, nunpin, unpin, npin, pin);
+	if (len < 0)
+		return -EINVAL;
+	iov = (struct iovec){s->tx, (size_t)len};
+	rc = srv_roundtrip(s, &iov, 1, id, LEAP_WOP_FH_MOVE, m);
+	if (rc)
+		return rc;
+	if (m->u.fh.base != s->region.base || m->u.fh.size != s->region.len ||
+	    (s->fh && (m->u.fh.region_size != s->fh_rs)) ||
+	    (m->u.fh.status == 0 && m->u.fh.npin != npin))
+		return -EPROTO;
+	return 0;
+}
+
+/* The firehose table, set up with the server's geometry on first use. */
+static int srv_fh_table(struct mc_server *s)
+{
+	struct leap_wire_msg m;
+	int rc;
+
+	if (s->fh)
+		return 0;
+	rc = srv_fh_move(s, NULL, 0, NULL, 0, &m);
+	if (rc)
+		return rc;
+	if (m.u.fh.status) {
+		mc_log(s->mc, "%s: no firehose share for this client: %s%s", s->addr,
+		       strerror((int)m.u.fh.status),
+		       m.u.fh.status == EUSERS ? " (more clients than its --fh-clients)"
+					       : "");
+		return -EPROTO;
+	}
+	/* Regions numbered from the store's base (offsets), as the server's. */
+	s->fh = leap_fh_client_new(0, m.u.fh.size, m.u.fh.region_size, m.u.fh.share);
+	if (!s->fh)
+		return -ENOMEM;
+	s->fh_rs = m.u.fh.region_size;
+	return 0;
+}
+
+/* A firehose to the region holding the remote page raddr: its rkey, the
+ * acquisition in *a to release once the operation is done. */
+static int srv_fh_acquire(struct mc_server *s, uint64_t raddr, struct leap_fh_acquire *a,
+			  uint32_t *rkey)
+{
+	struct leap_reg_key keys[LEAP_WIRE_FH_MAX];
+	struct leap_wire_msg m;
+	int rc;
+
+	rc = srv_fh_table(s);
+	if (rc)
+		return rc;
+	rc = leap_fh_client_acquire(s->fh, raddr - s->region.base, LEAP_WIRE_PAGE_SIZE,
+				    a);
+	if (rc == 1) {
+		rc = srv_fh_move(s, a->unpin, a->nunpin, a->pin, a->npin, &m);
+		if (rc)
+			return rc;
+		COUNT(s->mc, fh_moves, 1);
+		COUNT(s->mc, fh_pins, a->npin);
+		for (uint32_t i = 0; i < m.u.fh.npin; i++)
+			keys[i] = (struct leap_reg_key){.rkey = m.u.fh.rkey[i]};
+		rc = leap_fh_client_moved(s->fh, a, -(int)m.u.fh.status,
+					  m.u.fh.flags & LEAP_WFH_UNPINNED, keys);
+		if (rc) {
+			mc_log(s->mc, "%s: firehose move refused: %s", s->addr,
+			       strerror(-rc));
+			return -EPROTO;
+		}
+	} else if (rc) {
+		/* One page, one firehose in use at a time: never EAGAIN/E2BIG. */
+		return -EPROTO;
+	}
+	/* keys[i] is region first + i's; a page spans one region. */
+	*rkey = a->keys[0].rkey;
+	return 0;
+}
+
+/*
+ * The pages of one request through firehoses: runs of pages in the same
+ * region, one RDMA operation per run, its firehose held only meanwhile (so
+ * this client never has more than one in use and a move can always free
+ * room).
+ */
+static int fh_pages(struct mc_server *s, unsigned op, const uint64_t *raddr, uint32_t k,
+		    uint8_t *const *out, const void *pages, int64_t deadline)
+{
+	const struct leap_transport *t = s->c.t;
+	int rc = srv_fh_table(s); /* the region size, before any run */
+
+	if (rc)
+		return rc;
+	for (uint32_t i = 0, j; i < k; i = j) {
+		uint64_t r = (raddr[i] - s->region.base) / s->fh_rs;
+		struct leap_fh_acquire a;
+		uint32_t rkey;
+
+		for (j = i + 1; j < k && (raddr[j] - s->region.base) / s->fh_rs == r; j++)
+			;
+		rc = srv_fh_acquire(s, raddr[i], &a, &rkey);
+		if (rc)
+			return rc;
+		if (op == LEAP_WOP_WRITE)
+			rc = t->write_pages(&s->c, rkey, raddr + i, j - i,
+					    (const uint8_t *)pages +
+						    (size_t)i * LEAP_WIRE_PAGE_SIZE,
+					    deadline);
+		else
+			rc = t->read_pages(&s->c, rkey, raddr + i, j - i, out + i,
+					   deadline);
+		leap_fh_client_release(s->fh, &a);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* One "r" record per contiguous local buffer of n pages at out[] (or
+ * pages, n consecutive ones). */
+static void trace_bufs(struct leap_mc *mc, uint8_t *const *out, const void *pages,
+		       uint32_t n)
+{
+	struct leap_regtrace_rec rec = {.op = LEAP_REGTRACE_REF};
+	char line[96];
+
+	if (!mc->trace || !n)
+		return;
+	pthread_mutex_lock(&mc->trace_lock);
+	for (uint32_t i = 0, j; i < n; i = j) {
+		uint64_t a = pages ? (uintptr_t)pages : (uintptr_t)out[i];
+
+		j = pages ? n : i + 1;
+		while (!pages && j < n &&
+		       (uintptr_t)out[j] == a + (uint64_t)(j - i) * LEAP_WIRE_PAGE_SIZE)
+			j++;
+		rec.addr = a;
+		rec.len = (uint64_t)(j - i) * LEAP_WIRE_PAGE_SIZE;
+		if (leap_regtrace_format(&rec, line, sizeof(line)) > 0)
+			fputs(line, mc->trace);
+	}
+	pthread_mutex_unlock(&mc->trace_lock);
 }
 
 static int try_pages(struct mc_server *s, void *p)
@@ -405,6 +580,15 @@ static int try_pages(struct mc_server *s, void *p)
 			out[k] = a->out[i];
 		present |= 1ULL << i;
 		k++;
+	}
+	trace_bufs(s->mc, out, a->op == LEAP_WOP_WRITE ? a->pages : NULL, k);
+	if (s->fh_mode) {
+		rc = fh_pages(s, a->op, raddr, k, out, a->pages, deadline);
+		if (rc)
+			return rc;
+		if (a->op == LEAP_WOP_READ)
+			*a->present = present;
+		return 0;
 	}
 	if (a->op == LEAP_WOP_WRITE)
 		return t->write_pages(&s->c, s->region.rkey, raddr, k, a->pages,
@@ -854,8 +1038,28 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 	memcpy(mc->secret, cfg->secret, cfg->secret_len);
 	mc->cfg.secret = NULL;
 	pthread_mutex_init(&mc->stat_lock, NULL);
+	pthread_mutex_init(&mc->trace_lock, NULL);
 	pthread_mutex_init(&mc->rs_lock, NULL);
 	pthread_cond_init(&mc->rs_cond, NULL);
+	if (cfg->reg_cache && strcmp(cfg->reg_cache, "off") &&
+	    mc->cfg.transport->read_pages) {
+		struct leap_reg_config rc = {
+			.policy = strcmp(cfg->reg_cache, "lru") ? LEAP_REG_MRRC
+								: LEAP_REG_LRU,
+			.max_bytes =
+				cfg->reg_cache_bytes ? cfg->reg_cache_bytes : 64 << 20,
+		};
+		char why[256];
+
+		if (leap_rdma_reg_cache(&rc, why, sizeof(why)))
+			mc_log(mc, "--reg-cache %s: %s; using the staging copy",
+			       cfg->reg_cache, why);
+	}
+	if (cfg->reg_trace && !(mc->trace = fopen(cfg->reg_trace, "we"))) {
+		snprintf(err, errlen, "%s: %s", cfg->reg_trace, strerror(errno));
+		leap_mc_close(mc);
+		return NULL;
+	}
 	for (int i = 0; i < CHUNK_LOCKS; i++)
 		pthread_mutex_init(&mc->chunk_lock[i], NULL);
 	mc->pstate = calloc(cfg->dev_pages, 1);
@@ -926,6 +1130,33 @@ void leap_mc_close(struct leap_mc *mc)
 		free(mc->srv[i].ridx);
 	}
 	free(mc->pstate);
+	if (mc->trace)
+		fclose(mc->trace);
 	OPENSSL_cleanse(mc->secret, sizeof(mc->secret));
 	free(mc);
+}
+
+int leap_mc_reg_cache_ok(const char *name)
+{
+	return !strcmp(name, "mrrc") || !strcmp(name, "lru") || !strcmp(name, "off");
+}
+
+void leap_mc_reg_stats(char *buf, size_t len)
+{
+	struct leap_reg_stats st;
+	char line[512], *p, *tok, *save = NULL;
+	size_t n = 0;
+
+	buf[0] = '\0';
+	if (!leap_rdma_reg_stats(&st))
+		return;
+	if (leap_reg_stats_format(&st, line, sizeof(line)) < 0)
+		return;
+	n = (size_t)snprintf(buf, len, " reg_fallbacks=%llu",
+			     (unsigned long long)leap_rdma_reg_fallbacks());
+	for (p = line; (tok = strtok_r(p, " \n", &save)); p = NULL) {
+		if (n >= len)
+			break;
+		n += (size_t)snprintf(buf + n, len - n, " reg_%s", tok);
+	}
 }

@@ -50,7 +50,22 @@ struct leap_mc_config {
 	 * then verify): count every page as written to every replica, so an
 	 * absent one is an error rather than zeros. */
 	int existing;
+	/* RDMA: record the local buffer of every RDMA operation here, in the
+	 * registration trace format (include/leap/regtrace.h) for leap-regsim:
+	 * what a registration cache would have to register. */
+	const char *reg_trace;
+	/* RDMA: "mrrc" or "lru": RDMA straight into/from the caller's buffers,
+	 * registered through that cache of reg_cache_bytes (0: 64 MiB) pinned
+	 * at most; NULL or "off": through the staging copy (rdma_mr.h). */
+	const char *reg_cache;
+	uint64_t reg_cache_bytes;
 };
+
+/* Is name a --reg-cache value (mrrc, lru, off)? */
+int leap_mc_reg_cache_ok(const char *name);
+/* The registration cache's statistics as " reg_key=value ..." (empty
+ * without a cache) into buf. */
+void leap_mc_reg_stats(char *buf, size_t len);
 
 struct leap_mc_counters {
 	uint64_t reads, writes; /* calls */
@@ -64,6 +79,8 @@ struct leap_mc_counters {
 	uint64_t resilvered;	   /* pages copied back to a replica that lost them */
 	uint64_t under_replicated; /* pages on one replica only, at the last scan */
 	uint64_t pages_discarded;  /* pages forgotten by leap_mc_discard */
+	uint64_t fh_moves;	   /* FH_MOVE requests (servers with a pin budget) */
+	uint64_t fh_pins;	   /* regions those moves pinned */
 };
 
 struct leap_mc;

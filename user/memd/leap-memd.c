@@ -34,7 +34,10 @@ enum {
 	OPT_PORT_FILE,
 	OPT_MAX_CLIENTS,
 	OPT_AUTH_TIMEOUT,
-	OPT_DELAY
+	OPT_DELAY,
+	OPT_PIN_BUDGET,
+	OPT_REGION_SIZE,
+	OPT_FH_CLIENTS,
 };
 
 static const struct argp_option options[] = {
@@ -58,6 +61,17 @@ static const struct argp_option options[] = {
 	 "across a network when client and server share one machine (benchmarks)",
 	 0},
 	{"verbose", 'v', NULL, 0, "Log every connection", 0},
+	{"pin-budget", OPT_PIN_BUDGET, "SIZE", 0,
+	 "RDMA: pin at most SIZE of the store, registered on demand in regions "
+	 "shared among --fh-clients clients (Firehose; default: the whole store, "
+	 "registered once)",
+	 0},
+	{"region-size", OPT_REGION_SIZE, "SIZE", 0,
+	 "With --pin-budget: bytes per region, a power of two (default 1M)", 0},
+	{"fh-clients", OPT_FH_CLIENTS, "N", 0,
+	 "With --pin-budget: clients the budget is divided among; each may hold "
+	 "budget / (region size * N) regions (default 4)",
+	 0},
 	{0},
 };
 
@@ -123,6 +137,22 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case 'v':
 		a->cfg.verbose = true;
 		break;
+	case OPT_PIN_BUDGET:
+		if (leap_parse_size(arg, &a->cfg.pin_budget) || !a->cfg.pin_budget)
+			argp_error(st, "bad --pin-budget '%s'", arg);
+		break;
+	case OPT_REGION_SIZE:
+		if (leap_parse_size(arg, &a->cfg.region_size) ||
+		    a->cfg.region_size < LEAP_WIRE_PAGE_SIZE ||
+		    (a->cfg.region_size & (a->cfg.region_size - 1)))
+			argp_error(st, "bad --region-size '%s' (a power of two >= 4K)",
+				   arg);
+		break;
+	case OPT_FH_CLIENTS:
+		if (parse_uint(arg, 1, 4096, &v))
+			argp_error(st, "bad --fh-clients '%s' (1..4096)", arg);
+		a->cfg.fh_clients = (uint32_t)v;
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(st, "unexpected argument '%s'", arg);
 		break;
@@ -144,7 +174,9 @@ int main(int argc, char **argv)
 		.cfg = {.listen = "127.0.0.1:7480",
 			.transport = &leap_tcp_transport,
 			.max_clients = 64,
-			.auth_timeout_ms = 5000},
+			.auth_timeout_ms = 5000,
+			.region_size = 1 << 20,
+			.fh_clients = 4},
 	};
 	struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
 	struct memd_store store;

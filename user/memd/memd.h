@@ -52,6 +52,10 @@ struct memd_config {
 	 */
 	unsigned delay_us;
 	bool verbose;
+	/* RDMA: pin at most pin_budget bytes of the store (0: all of it, once),
+	 * in region_size regions, fh_clients sharing the budget (Firehose). */
+	uint64_t pin_budget, region_size;
+	uint32_t fh_clients;
 };
 
 /* Runs until SIGTERM/SIGINT; 0 on a clean stop.  SIGUSR1 drops every client

@@ -26,6 +26,7 @@
 
 #include <openssl/crypto.h>
 
+#include "fh.h"
 #include "memd.h"
 #include "rdma_mr.h"
 
@@ -41,6 +42,7 @@ struct conn {
 	size_t rx_have, rx_need;
 	size_t tx_len, tx_off;
 	bool close_after_tx;
+	uint32_t fh_id; /* Firehose client id, MEMD_FH_NONE before its first FH_MOVE */
 	struct conn *next;
 	/* --delay-us: the reply waits in the server's FIFO until due_ns. */
 	bool delayed;
@@ -65,6 +67,9 @@ struct server {
 	/* One-sided transports: the store as peers see it (MAP hands it out). */
 	bool exported;
 	struct leap_export ex;
+	/* --pin-budget: the store is registered on demand in regions. */
+	bool firehose;
+	struct memd_fh fh;
 };
 
 #define LOG(fmt, ...) fprintf(stderr, "leap-memd: " fmt "\n", ##__VA_ARGS__)
@@ -98,6 +103,9 @@ static void conn_free(struct server *s, struct conn *cn)
 	epoll_ctl(s->ep, EPOLL_CTL_DEL, cn->c.fd, NULL);
 	VLOG(s, "%s: closed", cn->c.peer);
 	cn->c.t->close(&cn->c);
+	/* Only now, with its queue pair gone, may its regions be unpinned. */
+	if (s->firehose)
+		memd_fh_drop(&s->fh, &cn->fh_id);
 	free(cn->rx);
 	free(cn->tx);
 	free(cn);
@@ -269,7 +277,8 @@ static void handle_map(struct server *s, struct conn *cn, const struct leap_wire
 	}
 	cn->tx_len = (size_t)leap_wire_enc_map_rep(
 		cn->tx, LEAP_WIRE_MAX_MSG, m->hdr.req_id, m->u.map.dev, count, present,
-		s->ex.rkey, s->ex.base, s->ex.len, idx);
+		s->ex.rkey, s->firehose ? LEAP_WMAP_REP_FH : 0, s->ex.base, s->ex.len,
+		idx);
 	s->stat[LEAP_WSTAT_MAP_REQS]++;
 	s->stat[LEAP_WSTAT_PAGES_MAPPED] += count;
 	s->stat[LEAP_WSTAT_USED_PAGES] = s->store->used;
@@ -283,7 +292,7 @@ static void handle(struct server *s, struct conn *cn)
 		[LEAP_WOP_HELLO] = ST_HELLO, [LEAP_WOP_AUTH] = ST_AUTH,
 		[LEAP_WOP_READ] = ST_READY,  [LEAP_WOP_WRITE] = ST_READY,
 		[LEAP_WOP_STATS] = ST_READY, [LEAP_WOP_ERROR] = ST_READY,
-		[LEAP_WOP_MAP] = ST_READY,
+		[LEAP_WOP_MAP] = ST_READY,   [LEAP_WOP_FH_MOVE] = ST_READY,
 	};
 	_Static_assert(sizeof(need) / sizeof(need[0]) == LEAP_WOP_MAX + 1,
 		       "a state for every opcode");
@@ -321,6 +330,15 @@ static void handle(struct server *s, struct conn *cn)
 	case LEAP_WOP_MAP:
 		handle_map(s, cn, &m);
 		break;
+	case LEAP_WOP_FH_MOVE:
+		if (!s->firehose) {
+			reply_error(s, cn, m.hdr.req_id, LEAP_WERR_OP,
+				    "FH_MOVE needs leap-memd --pin-budget");
+			break;
+		}
+		cn->tx_len = (size_t)memd_fh_move(&s->fh, &cn->fh_id, &m, cn->tx,
+						  LEAP_WIRE_MAX_MSG);
+		break;
 	case LEAP_WOP_STATS: {
 		struct leap_mr_stats mr;
 
@@ -330,6 +348,8 @@ static void handle(struct server *s, struct conn *cn)
 		s->stat[LEAP_WSTAT_MR_BYTES] = mr.bytes;
 		s->stat[LEAP_WSTAT_CAPACITY_PAGES] = s->store->capacity;
 		s->stat[LEAP_WSTAT_USED_PAGES] = s->store->used;
+		if (s->firehose)
+			memd_fh_stats(&s->fh, s->stat);
 		cn->tx_len = (size_t)leap_wire_enc_stats_rep(
 			cn->tx, LEAP_WIRE_MAX_MSG, m.hdr.req_id, s->stat, LEAP_WSTAT_NR);
 		break;
@@ -480,6 +500,7 @@ static void on_accept(struct server *s)
 
 		if (!cn)
 			return;
+		cn->fh_id = MEMD_FH_NONE;
 		if (s->listener.t->accept(&s->listener, &cn->c)) {
 			free(cn);
 			return;
@@ -586,8 +607,27 @@ int memd_serve(const struct memd_config *cfg, struct memd_store *store)
 		LOG("%s", err);
 		return 1;
 	}
-	/* One-sided transports: register the whole store once, up front. */
-	if (cfg->transport->export_mem) {
+	/* One-sided transports with a pin budget below the store: regions on
+	 * demand (Firehose); the store's address range is still what MAP hands
+	 * out, with no key of its own. */
+	if (cfg->transport->export_mem && cfg->pin_budget &&
+	    cfg->pin_budget < store->capacity * LEAP_WIRE_PAGE_SIZE) {
+		if (memd_fh_init(&s.fh, &s.listener, store->arena,
+				 store->capacity * LEAP_WIRE_PAGE_SIZE, cfg->region_size,
+				 cfg->pin_budget, cfg->fh_clients, err, sizeof(err))) {
+			LOG("%s", err);
+			s.listener.t->close(&s.listener);
+			return 1;
+		}
+		s.firehose = s.exported = true;
+		s.ex = (struct leap_export){(uintptr_t)store->arena,
+					    store->capacity * LEAP_WIRE_PAGE_SIZE, 0};
+		LOG("pin budget %llu MiB in %llu KiB regions: %u per client, %u clients",
+		    (unsigned long long)(cfg->pin_budget >> 20),
+		    (unsigned long long)(cfg->region_size >> 10), s.fh.share,
+		    cfg->fh_clients);
+	} else if (cfg->transport->export_mem) {
+		/* Register the whole store once, up front. */
 		if (cfg->transport->export_mem(&s.listener, store->arena,
 					       store->capacity * LEAP_WIRE_PAGE_SIZE,
 					       &s.ex, err, sizeof(err))) {
@@ -676,10 +716,20 @@ int memd_serve(const struct memd_config *cfg, struct memd_store *store)
 	    (unsigned long long)store->used,
 	    (unsigned long long)s.stat[LEAP_WSTAT_PAGES_READ],
 	    (unsigned long long)s.stat[LEAP_WSTAT_PAGES_WRITTEN]);
+	if (s.firehose) {
+		struct leap_reg_stats st;
+		char line[512];
+
+		leap_fh_server_stats(s.fh.srv, &st);
+		leap_reg_stats_format(&st, line, sizeof(line));
+		LOG("firehose: %s", line);
+	}
 	rc = 0;
 out:
 	while (s.conns)
 		conn_free(&s, s.conns);
+	if (s.firehose)
+		memd_fh_fini(&s.fh);
 	s.listener.t->close(&s.listener);
 	if (s.ep >= 0)
 		close(s.ep);

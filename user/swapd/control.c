@@ -267,7 +267,8 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 	struct leap_mr_stats mr;
 	struct swapd_counters s;
 	uint64_t queued, dropped, qlen;
-	char out[1024];
+	char out[2048];
+	size_t n;
 
 	pcache_get_stats(&sd->cache, &c);
 	leap_mc_get_counters(sd->mc, &m);
@@ -287,7 +288,7 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 "queued=%llu dropped=%llu queue=%llu commands=%llu bad_commands=%llu "
 		 "resilvered=%llu under_replicated=%llu discards=%llu "
 		 "pages_discarded=%llu mr_regs=%llu mr_deregs=%llu "
-		 "mr_bytes=%llu\n",
+		 "mr_bytes=%llu fh_moves=%llu fh_pins=%llu\n",
 		 (unsigned long long)s.reads, (unsigned long long)s.writes,
 		 (unsigned long long)s.pages_in, (unsigned long long)s.pages_out,
 		 (unsigned long long)s.errors, sd->cache.cap,
@@ -300,7 +301,18 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 (unsigned long long)ctl->bad_commands, (unsigned long long)m.resilvered,
 		 (unsigned long long)m.under_replicated, (unsigned long long)s.discards,
 		 (unsigned long long)s.pages_discarded, (unsigned long long)mr.regs,
-		 (unsigned long long)mr.deregs, (unsigned long long)mr.bytes);
+		 (unsigned long long)mr.deregs, (unsigned long long)mr.bytes,
+		 (unsigned long long)m.fh_moves, (unsigned long long)m.fh_pins);
+	/* The registration cache's line (zero-copy), if there is one. */
+	n = strlen(out);
+	if (n && out[n - 1] == '\n') {
+		leap_mc_reg_stats(out + n - 1, sizeof(out) - n);
+		n = strlen(out);
+		if (n + 1 < sizeof(out)) {
+			out[n] = '\n';
+			out[n + 1] = '\0';
+		}
+	}
 	reply(fd, out);
 }
 

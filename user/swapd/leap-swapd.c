@@ -50,6 +50,9 @@ enum {
 	OPT_FRONTEND,
 	OPT_DEVICE,
 	OPT_NBD_SOCKET,
+	OPT_REG_TRACE,
+	OPT_REG_CACHE,
+	OPT_REG_CACHE_SIZE,
 };
 
 static const struct argp_option options[] = {
@@ -79,6 +82,17 @@ static const struct argp_option options[] = {
 	{"allow-memcg", OPT_ALLOW_MEMCG, NULL, 0,
 	 "Start even inside a memory-limited cgroup (deadlock-prone)", 0},
 	{"verbose", 'v', NULL, 0, "FUSE debug output", 0},
+	{"reg-cache", OPT_REG_CACHE, "mrrc|lru|off", 0,
+	 "RDMA: move pages straight into/from FUSE's buffers, registered through "
+	 "this registration cache (default off: a copy through a registered "
+	 "staging buffer)",
+	 0},
+	{"reg-cache-size", OPT_REG_CACHE_SIZE, "SIZE", 0,
+	 "With --reg-cache: pin at most SIZE (default 64M)", 0},
+	{"reg-trace", OPT_REG_TRACE, "FILE", 0,
+	 "RDMA: record every RDMA operation's local buffer in FILE (registration "
+	 "trace format, for leap-regsim)",
+	 0},
 	{0},
 };
 
@@ -176,6 +190,19 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_NO_MLOCK:
 		a->no_mlock = true;
+		break;
+	case OPT_REG_TRACE:
+		a->mc.reg_trace = arg;
+		break;
+	case OPT_REG_CACHE:
+		if (!leap_mc_reg_cache_ok(arg))
+			argp_error(st, "--reg-cache is mrrc, lru or off");
+		a->mc.reg_cache = arg;
+		break;
+	case OPT_REG_CACHE_SIZE:
+		if (leap_parse_size(arg, &a->mc.reg_cache_bytes) ||
+		    a->mc.reg_cache_bytes < LEAP_WIRE_PAGE_SIZE)
+			argp_error(st, "bad --reg-cache-size '%s'", arg);
 		break;
 	case OPT_ALLOW_MEMCG:
 		a->allow_memcg = true;

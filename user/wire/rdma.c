@@ -52,6 +52,7 @@
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
+#include "leap/reg.h"
 #include "leap/wire.h"
 #include "rdma_mr.h"
 #include "transport.h"
@@ -60,6 +61,7 @@
 #define RX_DEPTH     16
 #define TX_DEPTH     16
 #define STAGE_PAGES  LEAP_WIRE_MAX_BATCH
+#define MAX_SGE	     4	  /* local pieces of one page (zero-copy through the cache) */
 #define SEND_WAIT_MS 2000 /* a stream send waits this long for a slot */
 
 /* wr_id: kind in the top byte, slot below. */
@@ -103,6 +105,7 @@ struct rconn {
 	struct ibv_cq *cq;
 	struct ibv_qp *qp;
 	struct ibv_pd *pd;
+	struct rdev *dev;
 	int epfd;
 	struct rbuf *buf; /* rx slots | tx slots | staging (client) */
 	uint8_t *rx, *tx, *stage;
@@ -394,6 +397,7 @@ static int rconn_setup(struct rconn *r, struct rdev *d, bool client)
 	int cqe = RX_DEPTH + TX_DEPTH + STAGE_PAGES + 8;
 
 	r->pd = d->pd;
+	r->dev = d;
 	r->epfd = epoll_create1(EPOLL_CLOEXEC);
 	r->cch = ibv_create_comp_channel(d->ctx);
 	if (r->epfd < 0 || !r->cch || nonblock(r->cch->fd) || ep_add(r->epfd, r->cch->fd))
@@ -408,7 +412,7 @@ static int rconn_setup(struct rconn *r, struct rdev *d, bool client)
 	qa.qp_type = IBV_QPT_RC;
 	qa.cap.max_send_wr = TX_DEPTH + STAGE_PAGES;
 	qa.cap.max_recv_wr = RX_DEPTH;
-	qa.cap.max_send_sge = 1;
+	qa.cap.max_send_sge = MAX_SGE;
 	qa.cap.max_recv_sge = 1;
 	r->qp = ibv_create_qp(d->pd, &qa);
 	if (!r->qp)
@@ -685,6 +689,35 @@ static int rdma_export_mem(struct leap_conn *l, void *addr, size_t len,
 	return 0;
 }
 
+static int rdma_reg_region(struct leap_conn *l, void *addr, size_t len, uint32_t *rkey,
+			   void **handle)
+{
+	struct rlisten *L = l->priv;
+	struct leap_mr *mr = calloc(1, sizeof(*mr));
+	int rc;
+
+	if (!mr)
+		return -ENOMEM;
+	rc = leap_mr_reg(L->dev->pd, addr, len,
+			 IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_READ |
+				 IBV_ACCESS_REMOTE_WRITE,
+			 mr);
+	if (rc) {
+		free(mr);
+		return rc;
+	}
+	*rkey = mr->rkey;
+	*handle = mr;
+	return 0;
+}
+
+static void rdma_dereg_region(struct leap_conn *l, void *handle)
+{
+	(void)l;
+	leap_mr_dereg(handle);
+	free(handle);
+}
+
 static int rdma_grant(struct leap_conn *c)
 {
 	struct rconn *r = c->priv;
@@ -954,32 +987,14 @@ static void rdma_close_(struct leap_conn *c)
 
 /* ---- one-sided pages -------------------------------------------------------- */
 
-static int rdma_pages(struct rconn *r, enum ibv_wr_opcode op, uint32_t rkey,
-		      const uint64_t *raddr, uint32_t n, int64_t deadline_ms)
+/* Posts the chain wr[0..n) (one doorbell) and waits for every completion.
+ * On any error the connection is finished: late completions could land in
+ * a buffer the caller reuses. */
+static int post_wait(struct rconn *r, struct ibv_send_wr *wr, uint32_t n,
+		     int64_t deadline_ms)
 {
-	struct ibv_send_wr wr[STAGE_PAGES], *bad;
-	struct ibv_sge sge[STAGE_PAGES];
+	struct ibv_send_wr *bad;
 
-	if (n < 1 || n > STAGE_PAGES || !r->stage)
-		return -EINVAL;
-	pump(r);
-	if (r->err)
-		return r->err;
-	/* One chain, one doorbell; every WR signalled so a completion count
-	 * tells exactly how many pages moved. */
-	for (uint32_t i = 0; i < n; i++) {
-		sge[i] = (struct ibv_sge){
-			(uintptr_t)(r->stage + (size_t)i * LEAP_WIRE_PAGE_SIZE),
-			LEAP_WIRE_PAGE_SIZE, r->buf->mr.lkey};
-		wr[i] = (struct ibv_send_wr){.wr_id = WR_ID(WR_RDMA, i),
-					     .next = i + 1 < n ? &wr[i + 1] : NULL,
-					     .sg_list = &sge[i],
-					     .num_sge = 1,
-					     .opcode = op,
-					     .send_flags = IBV_SEND_SIGNALED};
-		wr[i].wr.rdma.remote_addr = raddr[i];
-		wr[i].wr.rdma.rkey = rkey;
-	}
 	r->rdma_done = 0;
 	if (ibv_post_send(r->qp, wr, &bad)) {
 		/* Some may be posted: the connection cannot be trusted any more. */
@@ -993,20 +1008,273 @@ static int rdma_pages(struct rconn *r, enum ibv_wr_opcode op, uint32_t rkey,
 		if (r->rdma_done >= n)
 			return 0;
 		if (wait_r(r, deadline_ms)) {
-			/* Late completions would land in a buffer reused by the next
-			 * request: this connection is finished. */
 			fail(r, -ETIMEDOUT);
 			return -ETIMEDOUT;
 		}
 	}
 }
 
+/* wr[i] for page i at raddr[i], its local side in sge[i * MAX_SGE ..]. */
+static void chain(struct ibv_send_wr *wr, enum ibv_wr_opcode op, uint32_t rkey,
+		  const uint64_t *raddr, uint32_t n, struct ibv_sge *sge, const int *nsge)
+{
+	/* Every WR signalled so a completion count tells exactly how many pages
+	 * moved. */
+	for (uint32_t i = 0; i < n; i++) {
+		wr[i] = (struct ibv_send_wr){.wr_id = WR_ID(WR_RDMA, i),
+					     .next = i + 1 < n ? &wr[i + 1] : NULL,
+					     .sg_list = &sge[i * MAX_SGE],
+					     .num_sge = nsge[i],
+					     .opcode = op,
+					     .send_flags = IBV_SEND_SIGNALED};
+		wr[i].wr.rdma.remote_addr = raddr[i];
+		wr[i].wr.rdma.rkey = rkey;
+	}
+}
+
+static int rdma_pages(struct rconn *r, enum ibv_wr_opcode op, uint32_t rkey,
+		      const uint64_t *raddr, uint32_t n, int64_t deadline_ms)
+{
+	struct ibv_send_wr wr[STAGE_PAGES];
+	struct ibv_sge sge[STAGE_PAGES * MAX_SGE];
+	int nsge[STAGE_PAGES];
+
+	if (n < 1 || n > STAGE_PAGES || !r->stage)
+		return -EINVAL;
+	pump(r);
+	if (r->err)
+		return r->err;
+	for (uint32_t i = 0; i < n; i++) {
+		sge[i * MAX_SGE] = (struct ibv_sge){
+			(uintptr_t)(r->stage + (size_t)i * LEAP_WIRE_PAGE_SIZE),
+			LEAP_WIRE_PAGE_SIZE, r->buf->mr.lkey};
+		nsge[i] = 1;
+	}
+	chain(wr, op, rkey, raddr, n, sge, nsge);
+	return post_wait(r, wr, n, deadline_ms);
+}
+
+/* ---- zero-copy through the registration cache (rdma_mr.h) ------------------- */
+
+static struct {
+	pthread_mutex_t lock;
+	bool on;
+	struct leap_reg_config cfg;
+	struct leap_reg_monitor *mon;
+	struct leap_reg_cache *cache; /* for dev, created at first use */
+	struct rdev *dev;
+	uint64_t fallbacks;
+} zc = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* The cache's backend: local registrations (LOCAL_WRITE: RDMA READ lands
+ * there), counted with every other registration (leap_mr_reg). */
+static int zc_reg(void *ctx, uint64_t addr, uint64_t len, struct leap_reg_key *key)
+{
+	struct rdev *d = ctx;
+	struct leap_mr *mr = calloc(1, sizeof(*mr));
+	int rc;
+
+	if (!mr)
+		return -ENOMEM;
+	rc = leap_mr_reg(d->pd, (void *)(uintptr_t)addr, len, IBV_ACCESS_LOCAL_WRITE, mr);
+	if (rc) {
+		free(mr);
+		return rc;
+	}
+	*key = (struct leap_reg_key){(uintptr_t)mr, mr->lkey, mr->rkey};
+	return 0;
+}
+
+static void zc_dereg(void *ctx, const struct leap_reg_span *spans, size_t n)
+{
+	(void)ctx;
+	for (size_t i = 0; i < n; i++) {
+		struct leap_mr *mr = (void *)(uintptr_t)spans[i].key.handle;
+
+		leap_mr_dereg(mr);
+		free(mr);
+	}
+}
+
+int leap_rdma_reg_cache(const struct leap_reg_config *cfg, char *err, size_t errlen)
+{
+	int rc;
+
+	pthread_mutex_lock(&zc.lock);
+	if (!cfg || zc.on) {
+		pthread_mutex_unlock(&zc.lock);
+		return 0;
+	}
+	rc = leap_reg_monitor_start(&zc.mon);
+	if (rc) {
+		snprintf(err, errlen,
+			 "no userfaultfd unmap monitor (%s): a registration cache could "
+			 "keep stale registrations",
+			 strerror(-rc));
+		pthread_mutex_unlock(&zc.lock);
+		return rc;
+	}
+	zc.cfg = *cfg;
+	zc.on = true;
+	pthread_mutex_unlock(&zc.lock);
+	return 0;
+}
+
+bool leap_rdma_reg_stats(struct leap_reg_stats *st)
+{
+	bool have;
+
+	pthread_mutex_lock(&zc.lock);
+	have = zc.cache != NULL;
+	if (have)
+		leap_reg_cache_stats(zc.cache, st);
+	pthread_mutex_unlock(&zc.lock);
+	return have;
+}
+
+uint64_t leap_rdma_reg_fallbacks(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&zc.lock);
+	n = zc.fallbacks;
+	pthread_mutex_unlock(&zc.lock);
+	return n;
+}
+
+/* With zc.lock: the cache for d, or NULL (off, another device, no memory). */
+static struct leap_reg_cache *zc_cache(struct rdev *d)
+{
+	struct leap_reg_ops ops = {.reg = zc_reg, .dereg = zc_dereg, .ctx = d};
+	struct leap_reg_watch w;
+
+	if (!zc.on || (zc.dev && zc.dev != d))
+		return NULL;
+	if (!zc.cache) {
+		zc.cache = leap_reg_cache_new(&zc.cfg, &ops);
+		if (!zc.cache)
+			return NULL;
+		leap_reg_monitor_hooks(zc.mon, &w);
+		leap_reg_cache_set_watch(zc.cache, &w);
+		zc.dev = d;
+	}
+	return zc.cache;
+}
+
+/* One contiguous local buffer of a request and its registration. */
+struct zc_run {
+	uint64_t addr, len;
+	struct leap_reg_ref ref;
+};
+
+/* The local pieces of [a, a + PAGE) inside run u: sge[0..return), or -1 if
+ * more than MAX_SGE. */
+static int page_sges(const struct zc_run *u, uint64_t a, struct ibv_sge *sge)
+{
+	uint64_t end = a + LEAP_WIRE_PAGE_SIZE;
+	int k = 0;
+
+	for (unsigned i = 0; i < u->ref.nsegs && a < end; i++) {
+		const struct leap_reg_span *g = &u->ref.segs[i];
+		uint64_t lo = a > g->addr ? a : g->addr;
+		uint64_t hi = end < g->addr + g->len ? end : g->addr + g->len;
+
+		if (hi <= lo)
+			continue;
+		if (k == MAX_SGE || lo != a)
+			return -1;
+		sge[k++] = (struct ibv_sge){lo, (uint32_t)(hi - lo), g->key.lkey};
+		a = hi;
+	}
+	return a == end ? k : -1;
+}
+
+/*
+ * RDMA straight into out[i] (READ) or from pages (WRITE), registered
+ * through the cache.  1: not possible (no cache, a registration failed):
+ * use the staging copy; else 0 or -errno as rdma_pages.
+ */
+static int zc_pages(struct rconn *r, enum ibv_wr_opcode op, uint32_t rkey,
+		    const uint64_t *raddr, uint32_t n, uint8_t *const *out,
+		    const uint8_t *pages, int64_t deadline_ms)
+{
+	struct ibv_send_wr wr[STAGE_PAGES];
+	struct ibv_sge sge[STAGE_PAGES * MAX_SGE];
+	int nsge[STAGE_PAGES];
+	struct zc_run run[STAGE_PAGES];
+	struct leap_reg_cache *c;
+	uint32_t nrun = 0, i, j;
+	int rc = 0;
+
+	if (!zc.on || n < 1 || n > STAGE_PAGES)
+		return 1;
+	pthread_mutex_lock(&zc.lock);
+	c = zc_cache(r->dev);
+	for (i = 0; c && i < n; i = j) {
+		uint64_t a = pages ? (uintptr_t)pages : (uintptr_t)out[i];
+
+		j = pages ? n : i + 1;
+		while (!pages && j < n &&
+		       (uintptr_t)out[j] == a + (uint64_t)(j - i) * LEAP_WIRE_PAGE_SIZE)
+			j++;
+		run[nrun].addr = a;
+		run[nrun].len = (uint64_t)(j - i) * LEAP_WIRE_PAGE_SIZE;
+		if (leap_reg_get(c, a, run[nrun].len, &run[nrun].ref)) {
+			rc = 1;
+			break;
+		}
+		for (uint32_t p = i; p < j && rc == 0; p++) {
+			nsge[p] = page_sges(&run[nrun],
+					    a + (uint64_t)(p - i) * LEAP_WIRE_PAGE_SIZE,
+					    &sge[p * MAX_SGE]);
+			if (nsge[p] < 0)
+				rc = 1;
+		}
+		nrun++;
+		if (rc)
+			break;
+	}
+	if (!c)
+		rc = 1;
+	if (rc) {
+		for (i = 0; i < nrun; i++)
+			leap_reg_put(c, &run[i].ref);
+		zc.fallbacks++;
+		pthread_mutex_unlock(&zc.lock);
+		return 1;
+	}
+	pthread_mutex_unlock(&zc.lock);
+	pump(r);
+	rc = r->err;
+	if (!rc) {
+		chain(wr, op, rkey, raddr, n, sge, nsge);
+		rc = post_wait(r, wr, n, deadline_ms);
+	}
+	if (rc)
+		/* Stop the QP: no late completion may land in memory the caller
+		 * gets back now. */
+		qp_error(r);
+	pthread_mutex_lock(&zc.lock);
+	for (i = 0; i < nrun; i++) {
+		/* After a failure, deregister what this request used: whatever
+		 * the HCA still had in flight can no longer reach it. */
+		if (rc)
+			leap_reg_invalidate(c, run[i].addr, run[i].len);
+		leap_reg_put(c, &run[i].ref);
+	}
+	pthread_mutex_unlock(&zc.lock);
+	return rc;
+}
+
 static int rdma_read_pages(struct leap_conn *c, uint32_t rkey, const uint64_t *raddr,
 			   uint32_t n, uint8_t *const *out, int64_t deadline_ms)
 {
 	struct rconn *r = c->priv;
-	int rc = rdma_pages(r, IBV_WR_RDMA_READ, rkey, raddr, n, deadline_ms);
+	int rc = zc_pages(r, IBV_WR_RDMA_READ, rkey, raddr, n, out, NULL, deadline_ms);
 
+	if (rc <= 0)
+		return rc;
+	rc = rdma_pages(r, IBV_WR_RDMA_READ, rkey, raddr, n, deadline_ms);
 	if (rc)
 		return rc;
 	for (uint32_t i = 0; i < n; i++)
@@ -1019,9 +1287,13 @@ static int rdma_write_pages(struct leap_conn *c, uint32_t rkey, const uint64_t *
 			    uint32_t n, const void *pages, int64_t deadline_ms)
 {
 	struct rconn *r = c->priv;
+	int rc;
 
 	if (n < 1 || n > STAGE_PAGES || !r->stage)
 		return -EINVAL;
+	rc = zc_pages(r, IBV_WR_RDMA_WRITE, rkey, raddr, n, NULL, pages, deadline_ms);
+	if (rc <= 0)
+		return rc;
 	memcpy(r->stage, pages, (size_t)n * LEAP_WIRE_PAGE_SIZE);
 	return rdma_pages(r, IBV_WR_RDMA_WRITE, rkey, raddr, n, deadline_ms);
 }
@@ -1036,6 +1308,8 @@ const struct leap_transport leap_rdma_transport = {
 	.close = rdma_close_,
 	.local_addr = rdma_local_addr_,
 	.export_mem = rdma_export_mem,
+	.reg_region = rdma_reg_region,
+	.dereg_region = rdma_dereg_region,
 	.grant = rdma_grant,
 	.read_pages = rdma_read_pages,
 	.write_pages = rdma_write_pages,

@@ -6,15 +6,18 @@
  * touching the transport: install a struct leap_mr_ops with
  * leap_mr_set_ops() before the first connection or listener.
  *
- * Today the transport registers each connection's message and staging
- * buffers once (they come from a pool and are kept registered for the
- * process's lifetime) and leap-memd its whole page store once.  Every call
- * is counted, whatever the ops: registrations, deregistrations and the bytes
+ * The transport registers each connection's message and staging buffers
+ * once (they come from a pool and are kept registered for the process's
+ * lifetime); leap-memd its whole page store once, or with --pin-budget its
+ * regions on demand (transport reg_region, Firehose); with a registration
+ * cache (below) clients register the callers' page buffers.  Every call is
+ * counted, whatever the ops: registrations, deregistrations and the bytes
  * registered now show up in leap-memd's STATS and leap-swapd's.
  */
 #ifndef LEAP_WIRE_RDMA_MR_H
 #define LEAP_WIRE_RDMA_MR_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -54,5 +57,26 @@ int leap_mr_reg(struct ibv_pd *pd, void *addr, size_t len, int access,
 		struct leap_mr *mr);
 int leap_mr_dereg(struct leap_mr *mr);
 void leap_mr_get_stats(struct leap_mr_stats *st);
+
+/*
+ * Client side, zero-copy (issue 6): RDMA READ/WRITE straight into/from the
+ * caller's page buffers, registered through a registration cache (MRRC or
+ * the LRU pin-down baseline, include/leap/reg.h) instead of a copy through
+ * the connection's staging buffer.  The cache serves the first RDMA device
+ * used (connections on another device keep the staging copy) and drops a
+ * registration when its memory is unmapped (the userfaultfd monitor): without
+ * the monitor there is no cache (a stale registration would move a page to
+ * or from memory that is no longer the caller's), and leap_rdma_reg_cache
+ * fails.  Whenever registration fails, the staging copy is used.
+ * cfg NULL: off (the default).  Call once, before the first connection.
+ */
+struct leap_reg_config;
+struct leap_reg_stats;
+int leap_rdma_reg_cache(const struct leap_reg_config *cfg, char *err, size_t errlen);
+/* The cache's statistics; false when there is no cache. */
+bool leap_rdma_reg_stats(struct leap_reg_stats *st);
+/* Calls that fell back to the staging copy (registration failed, another
+ * device, or a buffer needing too many pieces). */
+uint64_t leap_rdma_reg_fallbacks(void);
 
 #endif /* LEAP_WIRE_RDMA_MR_H */

@@ -63,6 +63,13 @@ struct leap_transport {
 	 * the listener's device (once; undone by close of the listener). */
 	int (*export_mem)(struct leap_conn *l, void *addr, size_t len,
 			  struct leap_export *ex, char *err, size_t errlen);
+	/* Server with a pin budget (Firehose) instead of export_mem: registers
+	 * one region [addr, addr + len) for remote READ/WRITE through the
+	 * listener's device; 0 with its rkey and a handle for dereg_region, or
+	 * -errno. */
+	int (*reg_region)(struct leap_conn *l, void *addr, size_t len, uint32_t *rkey,
+			  void **handle);
+	void (*dereg_region)(struct leap_conn *l, void *handle);
 	/* Server: the peer has authenticated: let it reach exported memory.
 	 * Before this a connection has no remote access at all, whatever
 	 * rkey it guesses. */

@@ -20,7 +20,7 @@ static const char *const op_names[] = {
 	[LEAP_WOP_HELLO] = "HELLO", [LEAP_WOP_AUTH] = "AUTH",
 	[LEAP_WOP_READ] = "READ",   [LEAP_WOP_WRITE] = "WRITE",
 	[LEAP_WOP_STATS] = "STATS", [LEAP_WOP_ERROR] = "ERROR",
-	[LEAP_WOP_MAP] = "MAP",
+	[LEAP_WOP_MAP] = "MAP",	    [LEAP_WOP_FH_MOVE] = "FH_MOVE",
 };
 
 static const char *const err_names[] = {
@@ -206,8 +206,11 @@ static int decode_map_rep(const uint8_t *p, uint32_t len, struct leap_wire_msg *
 	m->u.map.count = get32(p + 4);
 	if (m->u.map.count < 1 || m->u.map.count > LEAP_WIRE_MAX_BATCH)
 		return -LEAP_WERR_BATCH;
-	if (len != LEAP_WIRE_MAP_REP_HDR + 4ULL * m->u.map.count || get32(p + 20) != 0)
+	if (len != LEAP_WIRE_MAP_REP_HDR + 4ULL * m->u.map.count)
 		return -LEAP_WERR_LENGTH;
+	m->u.map.flags = get32(p + 20);
+	if (m->u.map.flags & ~(uint32_t)LEAP_WMAP_REP_FH)
+		return -LEAP_WERR_OP;
 	m->u.map.present = get64(p + 8);
 	m->u.map.rkey = get32(p + 16);
 	m->u.map.base = get64(p + 24);
@@ -224,6 +227,55 @@ static int decode_map_rep(const uint8_t *p, uint32_t len, struct leap_wire_msg *
 					      : m->u.map.idx[i] != 0)
 			return -LEAP_WERR_RANGE;
 	}
+	return 0;
+}
+
+static int decode_fh_req(const uint8_t *p, uint32_t len, struct leap_wire_msg *m)
+{
+	if (len < LEAP_WIRE_FH_REQ_HDR)
+		return -LEAP_WERR_LENGTH;
+	m->u.fh.nunpin = get32(p);
+	m->u.fh.npin = get32(p + 4);
+	if (m->u.fh.nunpin > LEAP_WIRE_FH_MAX || m->u.fh.npin > LEAP_WIRE_FH_MAX)
+		return -LEAP_WERR_BATCH;
+	if (len != LEAP_WIRE_FH_REQ_HDR + 4ULL * (m->u.fh.nunpin + m->u.fh.npin))
+		return -LEAP_WERR_LENGTH;
+	p += LEAP_WIRE_FH_REQ_HDR;
+	for (uint32_t i = 0; i < m->u.fh.nunpin; i++, p += 4)
+		m->u.fh.unpin[i] = get32(p);
+	for (uint32_t i = 0; i < m->u.fh.npin; i++, p += 4)
+		m->u.fh.pin[i] = get32(p);
+	return 0;
+}
+
+/* The geometry is what every later RDMA address is computed from: refuse
+ * anything that is not whole, aligned, non-wrapping regions. */
+static int decode_fh_rep(const uint8_t *p, uint32_t len, struct leap_wire_msg *m)
+{
+	uint64_t rs;
+
+	if (len < LEAP_WIRE_FH_REP_HDR)
+		return -LEAP_WERR_LENGTH;
+	m->u.fh.status = get32(p);
+	m->u.fh.flags = get32(p + 4);
+	m->u.fh.share = get32(p + 8);
+	m->u.fh.npin = get32(p + 12);
+	m->u.fh.base = get64(p + 16);
+	m->u.fh.size = get64(p + 24);
+	m->u.fh.region_size = rs = get64(p + 32);
+	if (m->u.fh.npin > LEAP_WIRE_FH_MAX || (m->u.fh.status && m->u.fh.npin))
+		return -LEAP_WERR_BATCH;
+	if (len != LEAP_WIRE_FH_REP_HDR + 4ULL * m->u.fh.npin)
+		return -LEAP_WERR_LENGTH;
+	if (m->u.fh.flags & ~(uint32_t)LEAP_WFH_UNPINNED)
+		return -LEAP_WERR_OP;
+	if (rs < LEAP_WIRE_PAGE_SIZE || (rs & (rs - 1)) || m->u.fh.size == 0 ||
+	    m->u.fh.size % rs || m->u.fh.base % LEAP_WIRE_PAGE_SIZE ||
+	    m->u.fh.base + m->u.fh.size < m->u.fh.base || m->u.fh.share == 0 ||
+	    m->u.fh.size / rs > UINT32_MAX)
+		return -LEAP_WERR_RANGE;
+	for (uint32_t i = 0; i < m->u.fh.npin; i++)
+		m->u.fh.rkey[i] = get32(p + LEAP_WIRE_FH_REP_HDR + 4 * i);
 	return 0;
 }
 
@@ -251,6 +303,8 @@ static int decode_request(const uint8_t *p, uint32_t len, struct leap_wire_msg *
 		return len == 0 ? 0 : -LEAP_WERR_LENGTH;
 	case LEAP_WOP_MAP:
 		return decode_map_req(p, len, m);
+	case LEAP_WOP_FH_MOVE:
+		return decode_fh_req(p, len, m);
 	}
 	return -LEAP_WERR_OP;
 }
@@ -317,6 +371,8 @@ static int decode_reply(const uint8_t *p, uint32_t len, struct leap_wire_msg *m)
 		return 0;
 	case LEAP_WOP_MAP:
 		return decode_map_rep(p, len, m);
+	case LEAP_WOP_FH_MOVE:
+		return decode_fh_rep(p, len, m);
 	}
 	return -LEAP_WERR_OP;
 }
@@ -522,14 +578,15 @@ long leap_wire_enc_map_req(void *buf, size_t cap, uint64_t id, uint32_t dev,
 }
 
 long leap_wire_enc_map_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
-			   uint32_t count, uint64_t present, uint32_t rkey, uint64_t base,
-			   uint64_t len, const uint32_t *idx)
+			   uint32_t count, uint64_t present, uint32_t rkey,
+			   uint32_t flags, uint64_t base, uint64_t len,
+			   const uint32_t *idx)
 {
 	uint8_t *p = buf;
 	size_t size = LEAP_WIRE_HDR_SIZE + LEAP_WIRE_MAP_REP_HDR + 4 * (size_t)count;
 
 	if (count < 1 || count > LEAP_WIRE_MAX_BATCH || cap < size ||
-	    (count < 64 && (present >> count)))
+	    (count < 64 && (present >> count)) || (flags & ~(uint32_t)LEAP_WMAP_REP_FH))
 		return -1;
 	put_hdr(p, LEAP_WOP_MAP, LEAP_WF_REPLY, id,
 		(uint32_t)(size - LEAP_WIRE_HDR_SIZE));
@@ -538,10 +595,60 @@ long leap_wire_enc_map_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
 	put32(p + 4, count);
 	put64(p + 8, present);
 	put32(p + 16, rkey);
-	put32(p + 20, 0);
+	put32(p + 20, flags);
 	put64(p + 24, base);
 	put64(p + 32, len);
 	for (uint32_t i = 0; i < count; i++)
 		put32(p + LEAP_WIRE_MAP_REP_HDR + 4 * i, present >> i & 1 ? idx[i] : 0);
 	return (long)size;
+}
+
+long leap_wire_enc_fh_req(void *buf, size_t cap, uint64_t id, uint32_t nunpin,
+			  const uint32_t *unpin, uint32_t npin, const uint32_t *pin)
+{
+	uint8_t *p = buf;
+	size_t size;
+
+	if (nunpin > LEAP_WIRE_FH_MAX || npin > LEAP_WIRE_FH_MAX)
+		return -1;
+	size = LEAP_WIRE_HDR_SIZE + LEAP_WIRE_FH_REQ_HDR + 4 * (size_t)(nunpin + npin);
+	if (cap < size)
+		return -1;
+	put_hdr(p, LEAP_WOP_FH_MOVE, 0, id, (uint32_t)(size - LEAP_WIRE_HDR_SIZE));
+	p += LEAP_WIRE_HDR_SIZE;
+	put32(p, nunpin);
+	put32(p + 4, npin);
+	p += LEAP_WIRE_FH_REQ_HDR;
+	for (uint32_t i = 0; i < nunpin; i++, p += 4)
+		put32(p, unpin[i]);
+	for (uint32_t i = 0; i < npin; i++, p += 4)
+		put32(p, pin[i]);
+	return (long)size;
+}
+
+long leap_wire_enc_fh_rep(void *buf, size_t cap, uint64_t id, uint32_t status,
+			  uint32_t flags, uint32_t share, uint64_t base, uint64_t size,
+			  uint64_t region_size, uint32_t npin, const uint32_t *rkey)
+{
+	uint8_t *p = buf;
+	size_t n;
+
+	if (npin > LEAP_WIRE_FH_MAX || (status && npin))
+		return -1;
+	n = LEAP_WIRE_HDR_SIZE + LEAP_WIRE_FH_REP_HDR + 4 * (size_t)npin;
+	if (cap < n)
+		return -1;
+	put_hdr(p, LEAP_WOP_FH_MOVE, LEAP_WF_REPLY, id,
+		(uint32_t)(n - LEAP_WIRE_HDR_SIZE));
+	p += LEAP_WIRE_HDR_SIZE;
+	put32(p, status);
+	put32(p + 4, flags);
+	put32(p + 8, share);
+	put32(p + 12, npin);
+	put64(p + 16, base);
+	put64(p + 24, size);
+	put64(p + 32, region_size);
+	for (uint32_t i = 0; i < npin; i++)
+		put32(p + LEAP_WIRE_FH_REP_HDR + 4 * i, rkey[i]);
+	return (long)n;
 }
