@@ -99,40 +99,8 @@ note "$(cat "$tmp/wl-s1.out" "$tmp/wl-s2.out")"
 # swap traffic: the data must stay intact, and the cache must be hit.
 oracle()
 {
-	timeout -k 5 100 python3 - "$1" "$tmp/ctl" <<'PY'
-import os, socket, struct, sys, time
-pid, ctl = int(sys.argv[1]), sys.argv[2]
-s = socket.socket(socket.AF_UNIX); s.connect(ctl); f = s.makefile("rwb")
-def cmd(c):
-    f.write(c.encode() + b"\n"); f.flush(); return f.readline()
-try:
-    lo, hi = max(((int(a, 16), int(b, 16)) for a, b in
-                  (l.split()[0].split("-") for l in open("/proc/%d/maps" % pid))),
-                 key=lambda r: r[1] - r[0])
-    pm = os.open("/proc/%d/pagemap" % pid, os.O_RDONLY)
-except OSError:
-    sys.exit(0)
-sent = 0
-while True:
-    try:
-        raw = os.pread(pm, (hi - lo) // 4096 * 8, lo // 4096 * 8)
-    except OSError:
-        break
-    if not raw:
-        break
-    ents = struct.unpack("<%dQ" % (len(raw) // 8), raw)
-    swapped = [e for e in ents if e >> 62 & 1]
-    if swapped:
-        types = {}
-        for e in swapped[:4096]:
-            types[e & 0x1f] = types.get(e & 0x1f, 0) + 1
-        t = max(types, key=types.get)
-        offs = [(e >> 5) & ((1 << 50) - 1) for e in swapped if e & 0x1f == t][:256]
-        if offs and cmd("PREFETCH " + " ".join(map(str, offs))).startswith(b"OK"):
-            sent += len(offs)
-    time.sleep(0.002)
-print("oracle sent %d slots" % sent)
-PY
+	timeout -k 5 100 python3 "$root/tests/sys/helpers/pagemap-oracle.py" "$1" "$tmp/ctl" \
+		--select majority-type --max 256 --interval 0.002
 }
 
 h=$(memcg_create 48M) || bail_out "memcg_create failed"
