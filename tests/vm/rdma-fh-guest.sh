@@ -41,23 +41,11 @@ cleanup()
 trap cleanup EXIT
 
 # ---- soft-RoCE over a dummy netdev (as tests/vm/rdma-guest.sh) ------------------
-kv=$(uname -r)
-mroot=
-for d in "$vm_cache"/kernels/*/root "$vm_cache"/kernels/*/root/usr; do
-	[ -d "$d/lib/modules/$kv" ] && mroot=$d && break
-done
-printf '#!/bin/sh\nexec /sbin/modprobe -d %s "$@"\n' "$mroot" >/tmp/modprobe
-chmod +x /tmp/modprobe
-echo /tmp/modprobe >/proc/sys/kernel/modprobe
-for m in dummy crc32_generic rdma_rxe ib_uverbs rdma_ucm fuse loop; do
-	/tmp/modprobe "$m" 2>/dev/null
-done
-ip link set lo up
-ip link add leaprd0 type dummy && ip addr add 10.77.0.1/24 dev leaprd0 &&
-	ip link set leaprd0 up && rdma link add rxe0 type rxe netdev leaprd0
-ibv_devices 2>/dev/null | grep -q rxe0
-t $? "soft-RoCE: rxe0 over a dummy netdev on $kv" || exit 1
-IP=10.77.0.1
+# shellcheck source=tests/vm/guest-rxe.sh
+. "$repo/tests/vm/guest-rxe.sh"
+guest_rxe_up "$vm_cache"
+t $? "soft-RoCE: rxe0 over a dummy netdev on $(uname -r)" || exit 1
+IP=$RXE_IP
 
 head -c 48 /dev/urandom | base64 >"$tmp/secret"
 chmod 600 "$tmp/secret"

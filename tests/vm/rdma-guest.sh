@@ -47,26 +47,12 @@ cleanup()
 trap cleanup EXIT
 
 # ---- soft-RoCE over a dummy netdev --------------------------------------------
-# The guest's modules live in the kernel cache under the host path; the
-# kernel's own module autoloading (rxe needs crc32, ucma needs ib_uverbs)
-# must find them too, hence a modprobe wrapper as /proc/sys/kernel/modprobe.
-kv=$(uname -r)
-mroot=
-for d in "$vm_cache"/kernels/*/root "$vm_cache"/kernels/*/root/usr; do
-	[ -d "$d/lib/modules/$kv" ] && mroot=$d && break
-done
-printf '#!/bin/sh\nexec /sbin/modprobe -d %s "$@"\n' "$mroot" >/tmp/modprobe
-chmod +x /tmp/modprobe
-echo /tmp/modprobe >/proc/sys/kernel/modprobe
-for m in dummy crc32_generic rdma_rxe ib_uverbs rdma_ucm fuse loop; do
-	/tmp/modprobe "$m" 2>/dev/null
-done
-ip link set lo up
-ip link add leaprd0 type dummy && ip addr add 10.77.0.1/24 dev leaprd0 &&
-	ip link set leaprd0 up && rdma link add rxe0 type rxe netdev leaprd0
-ibv_devices 2>/dev/null | grep -q rxe0
-t $? "soft-RoCE: rxe0 over a dummy netdev (10.77.0.1) on $kv" || exit 1
-IP=10.77.0.1
+# (tests/vm/guest-rxe.sh)
+# shellcheck source=tests/vm/guest-rxe.sh
+. "$repo/tests/vm/guest-rxe.sh"
+guest_rxe_up "$vm_cache"
+t $? "soft-RoCE: rxe0 over a dummy netdev ($RXE_IP) on $(uname -r)" || exit 1
+IP=$RXE_IP
 
 head -c 48 /dev/urandom | base64 >"$tmp/secret"
 chmod 600 "$tmp/secret"
@@ -287,40 +273,8 @@ t $? "pswpout grew by $((out1 - out0))"
 # evicted behind it).
 oracle()
 {
-	timeout -k 5 300 python3 - "$1" "$tmp/ctls" <<'PY'
-import os, socket, struct, sys, time
-pid, ctl = int(sys.argv[1]), sys.argv[2]
-s = socket.socket(socket.AF_UNIX); s.connect(ctl); f = s.makefile("rwb")
-def cmd(c):
-    f.write(c.encode() + b"\n"); f.flush(); return f.readline()
-try:
-    lo, hi = max(((int(a, 16), int(b, 16)) for a, b in
-                  (l.split()[0].split("-") for l in open("/proc/%d/maps" % pid))),
-                 key=lambda r: r[1] - r[0])
-    pm = os.open("/proc/%d/pagemap" % pid, os.O_RDONLY)
-except OSError:
-    sys.exit(0)
-sent = 0
-while True:
-    try:
-        raw = os.pread(pm, (hi - lo) // 4096 * 8, lo // 4096 * 8)
-    except OSError:
-        break
-    if not raw:
-        break
-    ents = struct.unpack("<%dQ" % (len(raw) // 8), raw)
-    # seq: the pages ahead of the workload are the swapped ones after the
-    # last resident page (those before it were evicted again behind it);
-    # none yet (the end of the fill is still resident): from the start.
-    last = max((i for i, e in enumerate(ents) if e >> 63 & 1), default=-1)
-    ahead = [e for e in ents[last + 1:] if e >> 62 & 1] or \
-            [e for e in ents if e >> 62 & 1]
-    offs = [(e >> 5) & ((1 << 50) - 1) for e in ahead][:256]
-    if offs and cmd("PREFETCH " + " ".join(map(str, offs))).startswith(b"OK"):
-        sent += len(offs)
-    time.sleep(0.01)
-print("oracle sent %d slots" % sent)
-PY
+	timeout -k 5 300 python3 "$repo/tests/sys/helpers/pagemap-oracle.py" "$1" "$tmp/ctls" \
+		--select ahead --max 256 --interval 0.01
 }
 wait_file() { for ((i = 0; i < 600; i++)); do [ -e "$1" ] && return 0; sleep 0.1; done; return 1; }
 
