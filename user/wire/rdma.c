@@ -468,41 +468,13 @@ static int qp_modify(struct rconn *r, unsigned nstates)
 	return 0;
 }
 
+/* A CM address as "ADDR:PORT" (its length from its family). */
 static void fmt_sa(const struct sockaddr *sa, char *buf, size_t n)
 {
-	char host[NI_MAXHOST], serv[NI_MAXSERV];
-	socklen_t len = sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
-						  : sizeof(struct sockaddr_in);
-
-	if (getnameinfo(sa, len, host, sizeof(host), serv, sizeof(serv),
-			NI_NUMERICHOST | NI_NUMERICSERV)) {
-		snprintf(buf, n, "?");
-		return;
-	}
-	if (sa->sa_family == AF_INET6)
-		snprintf(buf, n, "[%s]:%s", host, serv);
-	else
-		snprintf(buf, n, "%s:%s", host, serv);
-}
-
-static int resolve(const char *addr, int passive, struct addrinfo **res, char *err,
-		   size_t errlen)
-{
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
-				 .ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0)};
-	char host[256], port[16];
-	int rc;
-
-	if (leap_addr_split(addr, host, sizeof(host), port, sizeof(port))) {
-		snprintf(err, errlen, "bad address '%s' (want ADDR:PORT)", addr);
-		return -EINVAL;
-	}
-	rc = getaddrinfo(host, port, &hints, res);
-	if (rc) {
-		snprintf(err, errlen, "%s: %s", addr, gai_strerror(rc));
-		return -EINVAL;
-	}
-	return 0;
+	leap_addr_format(sa,
+			 sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6)
+						   : sizeof(struct sockaddr_in),
+			 buf, n);
 }
 
 /* ---- server --------------------------------------------------------------- */
@@ -528,7 +500,7 @@ static int rdma_listen_(struct leap_conn *l, const char *addr, char *err, size_t
 	rc = need_device(addr, err, errlen);
 	if (rc)
 		return rc;
-	rc = resolve(addr, 1, &res, err, errlen);
+	rc = leap_addr_resolve(addr, 1, &res, err, errlen);
 	if (rc)
 		return rc;
 	L = calloc(1, sizeof(*L));
@@ -783,7 +755,7 @@ static int rdma_connect_(struct leap_conn *c, const char *addr, int timeout_ms, 
 	rc = need_device(addr, err, errlen);
 	if (rc)
 		return rc;
-	rc = resolve(addr, 0, &res, err, errlen);
+	rc = leap_addr_resolve(addr, 0, &res, err, errlen);
 	if (rc)
 		return rc;
 	r = calloc(1, sizeof(*r));

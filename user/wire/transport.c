@@ -55,7 +55,7 @@ int leap_addr_split(const char *addr, char *host, size_t hostlen, char *port,
 	return 0;
 }
 
-static void fmt_peer(const struct sockaddr *sa, socklen_t len, char *buf, size_t n)
+void leap_addr_format(const struct sockaddr *sa, socklen_t len, char *buf, size_t n)
 {
 	char host[NI_MAXHOST], serv[NI_MAXSERV];
 
@@ -70,8 +70,8 @@ static void fmt_peer(const struct sockaddr *sa, socklen_t len, char *buf, size_t
 		snprintf(buf, n, "%s:%s", host, serv);
 }
 
-static int resolve(const char *addr, int passive, struct addrinfo **res, char *err,
-		   size_t errlen)
+int leap_addr_resolve(const char *addr, int passive, struct addrinfo **res, char *err,
+		      size_t errlen)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_NUMERICSERV | (passive ? AI_PASSIVE : 0)};
@@ -95,7 +95,7 @@ static int tcp_listen(struct leap_conn *l, const char *addr, char *err, size_t e
 	struct addrinfo *res, *ai;
 	int fd = -1, one = 1, rc;
 
-	rc = resolve(addr, 1, &res, err, errlen);
+	rc = leap_addr_resolve(addr, 1, &res, err, errlen);
 	if (rc)
 		return rc;
 	for (ai = res; ai; ai = ai->ai_next) {
@@ -136,7 +136,7 @@ static int tcp_accept(struct leap_conn *l, struct leap_conn *c)
 	c->t = l->t;
 	c->fd = fd;
 	c->priv = NULL;
-	fmt_peer((struct sockaddr *)&ss, len, c->peer, sizeof(c->peer));
+	leap_addr_format((struct sockaddr *)&ss, len, c->peer, sizeof(c->peer));
 	return 0;
 }
 
@@ -176,7 +176,7 @@ static int tcp_connect(struct leap_conn *c, const char *addr, int timeout_ms, ch
 	struct addrinfo *res, *ai;
 	int fd = -ECONNREFUSED, rc;
 
-	rc = resolve(addr, 0, &res, err, errlen);
+	rc = leap_addr_resolve(addr, 0, &res, err, errlen);
 	if (rc)
 		return rc;
 	for (ai = res; ai; ai = ai->ai_next) {
@@ -231,7 +231,7 @@ static int tcp_local_addr(struct leap_conn *l, char *buf, size_t len)
 
 	if (getsockname(l->fd, (struct sockaddr *)&ss, &sl) < 0)
 		return -errno;
-	fmt_peer((struct sockaddr *)&ss, sl, buf, len);
+	leap_addr_format((struct sockaddr *)&ss, sl, buf, len);
 	return 0;
 }
 

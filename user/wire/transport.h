@@ -23,6 +23,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -101,6 +102,14 @@ int leap_conn_send_all(struct leap_conn *c, struct iovec *iov, int iovcnt,
 int leap_conn_recv_all(struct leap_conn *c, void *buf, size_t len, int64_t deadline_ms);
 
 int64_t leap_now_ms(void);
+
+struct addrinfo;
+/* "ADDR:PORT" (or "[v6]:PORT") to addrinfo, stream sockets, numeric port;
+ * passive for listeners.  0, or -EINVAL with the reason in err. */
+int leap_addr_resolve(const char *addr, int passive, struct addrinfo **res, char *err,
+		      size_t errlen);
+/* A socket address as "ADDR:PORT" / "[v6]:PORT" ("?" if it cannot be). */
+void leap_addr_format(const struct sockaddr *sa, socklen_t len, char *buf, size_t n);
 
 /* Splits "HOST:PORT" / "[HOST]:PORT" into host and port; 0 or -1. */
 int leap_addr_split(const char *addr, char *host, size_t hostlen, char *port,
