@@ -22,3 +22,13 @@ bench-backend:
 	$(MAKE) $(BIN)/leap-workload $(BIN)/leap-memd $(BIN)/leap-swapd \
 		$(filter $(BIN)/leap-agent,$(ALL_BINS))
 	bash tools/bench-backend.sh $(BENCH_BACKEND_ARGS)
+
+# Real programs (tools/bench-real.sh, docs/bench.md): CPython, Perl, SQLite,
+# numpy and GNU sort at 50% and 25% of their footprint; rows no prefetch,
+# Linux readahead, leap with readahead kept, leap alone.  Root only.
+#   make bench-real BENCH_REAL_ARGS="--programs 'py-stride sqlite' --reps 5"
+BENCH_REAL_ARGS ?=
+.PHONY: bench-real
+bench-real: all
+	bash tools/install-deps.sh
+	bash tools/bench-real.sh $(BENCH_REAL_ARGS)

@@ -11,6 +11,7 @@ PKGS=(
 	libssl-dev libclang-rt-14-dev libfuse3-dev fuse3
 	libibverbs-dev librdmacm-dev ibverbs-providers rdmacm-utils ibverbs-utils
 	nvme-cli
+	python3-numpy time bc
 )
 
 missing=()

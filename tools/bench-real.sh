@@ -1,0 +1,303 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# bench-real: leap against Linux readahead on real programs (docs/bench.md).
+#
+# Programs (tools/real/, all from Debian packages; each does its own work
+# and checks its own result, exiting 3 if a value is wrong):
+#   py-stride    CPython: bytearray filled, strided scan (16 pages)
+#   py-reverse   CPython: the same, scanned backwards
+#   py-random    CPython: the same, a random half of the pages
+#   py-seq       CPython: the same, scanned forwards
+#   perl-stride  Perl: a string filled, strided scan (8 pages)
+#   sqlite       SQLite (Python's sqlite3): load, full scan, ORDER BY, index
+#   numpy        numpy: row-major matrix, column sums, strided slice, transpose
+#   sort         GNU sort with its whole input in one in-memory buffer
+# Each runs at --limits percent of its own peak RSS (measured first without
+# a limit), in these rows, interleaved and rotated over --reps repetitions:
+#   a    no prefetch: vm.page-cluster=0, no agent
+#   b    Linux readahead: vm.page-cluster=3, no agent      (the baseline)
+#   c    leap-agent run --policy leap, readahead kept
+#   c0   leap-agent run --policy leap --kernel-readahead off
+# Rows a and b run in a v1 memory cgroup from tests/lib/fixture.sh with no
+# BPF at all; agent rows let leap-agent make its own.  Swap is a file on the
+# root filesystem (async block I/O: Linux's readahead is active).
+#
+# A run killed by SIGKILL (the memcg OOM killer: memcg v1 here sometimes
+# kills a fast allocator even with swap free, agent or not) is reported as
+# "oom" and never counted; a run whose program reports a wrong value fails
+# the benchmark.  Medians per row; ratios are row b's time over the row's
+# (> 1: faster than Linux readahead), for the whole run and per phase.
+# Output: table on stdout, bench/out/real-*.csv, real-summary.{csv,md},
+# real-speedup.png (gnuplot).
+#
+# --quick: the check variant (tests/sys/bench-real-quick.t): small sizes,
+# rows b and c only, and exit 1 if a median of c is more than --max-slowdown
+# percent slower than b's.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+# shellcheck source=tests/lib/fixture.sh
+. "$root/tests/lib/fixture.sh"
+
+SORT_INPUT= # set once the scratch dir exists
+PY=/usr/bin/python3 # Debian's interpreter (with python3-numpy), not a PATH one
+PROGRAMS="py-stride py-reverse py-random perl-stride sqlite numpy sort"
+PCTS="50 25"
+ROWS="a b c c0"
+REPS=3
+MIB=256
+QUICK=0
+MAX_SLOWDOWN=10
+RUN_TIMEOUT=900
+OUTDIR=$root/bench/out
+AGENT=$root/bin/leap-agent
+AGENT_ARGS=()
+
+usage()
+{
+	cat <<EOF
+Usage: tools/bench-real.sh [OPTION...]          (root)
+  --programs "P..."   among: $PROGRAMS py-seq (default: all but py-seq)
+  --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
+  --rows "R..."       among a b c c0 (default "$ROWS")
+  --reps N            interleaved repetitions, median reported (default $REPS)
+  --mib N             data size of each program in MiB (default $MIB)
+  --agent-arg ARG     extra leap-agent run argument (repeatable)
+  --timeout S         per-run limit in seconds (default $RUN_TIMEOUT)
+  --out DIR           output directory (default bench/out)
+  --quick             check variant: 48 MiB, py-stride py-reverse at 50%,
+                      rows b c, and fail if c is slower than b by more than
+                      --max-slowdown percent (default $MAX_SLOWDOWN)
+  --max-slowdown PCT  with --quick
+EOF
+}
+
+while [ $# -gt 0 ]; do
+	case $1 in
+	--programs | --limits | --rows | --reps | --mib | --agent-arg | --timeout | --out | \
+		--max-slowdown)
+		[ $# -ge 2 ] || {
+			echo "bench-real: $1 needs a value" >&2
+			exit 2
+		}
+		case $1 in
+		--programs) PROGRAMS=$2 ;;
+		--limits) PCTS=$2 ;;
+		--rows) ROWS=$2 ;;
+		--reps) REPS=$2 ;;
+		--mib) MIB=$2 ;;
+		--agent-arg) AGENT_ARGS+=("$2") ;;
+		--timeout) RUN_TIMEOUT=$2 ;;
+		--out) OUTDIR=$2 ;;
+		--max-slowdown) MAX_SLOWDOWN=$2 ;;
+		esac
+		shift 2
+		;;
+	--quick)
+		QUICK=1
+		PROGRAMS="py-stride py-reverse"
+		PCTS=50
+		ROWS="b c"
+		MIB=48
+		shift
+		;;
+	-h | --help)
+		usage
+		exit 0
+		;;
+	*)
+		echo "bench-real: unknown option $1 (see --help)" >&2
+		exit 2
+		;;
+	esac
+done
+
+for v in "$REPS" "$MIB" "$RUN_TIMEOUT" "$MAX_SLOWDOWN"; do
+	[[ $v =~ ^[0-9]+$ ]] && [ "$v" -gt 0 ] || {
+		echo "bench-real: '$v' is not a positive number" >&2
+		exit 2
+	}
+done
+for r in $ROWS; do
+	case $r in a | b | c | c0) ;; *)
+		echo "bench-real: unknown row '$r' (a b c c0)" >&2
+		exit 2
+		;;
+	esac
+done
+[ "$(id -u)" -eq 0 ] || {
+	echo "bench-real: needs root (swap, memory cgroups, BPF)" >&2
+	exit 2
+}
+[ -x "$AGENT" ] || {
+	echo "bench-real: $AGENT missing: run make first" >&2
+	exit 2
+}
+[ -x "$PY" ] && "$PY" -c 'import numpy, sqlite3' 2>/dev/null || {
+	echo "bench-real: Debian's python3 with python3-numpy is needed (make deps)" >&2
+	exit 2
+}
+
+# The command line of program $1 (one word per line).
+program_cmd()
+{
+	case $1 in
+	py-stride) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" stride:16 ;;
+	py-reverse) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" reverse ;;
+	py-random) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" random ;;
+	py-seq) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" seq ;;
+	perl-stride) printf '%s\n' perl "$here/real/perlscan.pl" "$MIB" 8 ;;
+	sqlite) printf '%s\n' "$PY" "$here/real/sqlitescan.py" "$MIB" ;;
+	numpy) printf '%s\n' "$PY" "$here/real/npscan.py" "$MIB" ;;
+	sort) printf '%s\n' bash "$here/real/sortrun.sh" "$MIB" "$SORT_INPUT" ;;
+	*) return 1 ;;
+	esac
+}
+
+for p in $PROGRAMS; do
+	program_cmd "$p" >/dev/null || {
+		echo "bench-real: unknown program '$p'" >&2
+		exit 2
+	}
+done
+
+fixture_init || exit 1
+mkdir -p "$OUTDIR" || exit 1
+work=$(mktemp -d "${TMPDIR:-/tmp}/leap-bench-real.XXXXXX") || exit 1
+fixture_register rm -rf "$work"
+# Scratch files on the root filesystem, never on tmpfs (the sort input is
+# read through the page cache of the limited cgroup; tmpfs would be swap).
+scratch=$(mktemp -d /var/tmp/leap-bench-real.XXXXXX) || exit 1
+fixture_register rm -rf "$scratch"
+export TMPDIR=$scratch
+
+# Swap: every program's data, plus the swap cache's duplicates.
+swap_file_on $((MIB * 4 + 256)) >/dev/null || exit 1
+page_cluster_set 3 || exit 1
+
+SORT_INPUT=$scratch/sort-input
+if [[ " $PROGRAMS " == *" sort "* ]]; then
+	# 3/4 of the buffer: the whole input is sorted in memory, in one heap.
+	"$PY" - "$SORT_INPUT" $((MIB * 3 / 4)) <<'EOF' || exit 1
+import random, sys
+path, mib = sys.argv[1], int(sys.argv[2])
+rng = random.Random(11)
+with open(path, "w") as f:
+    for _ in range((mib << 20) // 64):
+        f.write("%016x %s\n" % (rng.getrandbits(64), "y" * 46))
+EOF
+fi
+
+# Peak RSS of each program alone, in KiB (GNU time's %M; sort's is its own
+# process, the wrapper shell's is small).
+declare -A PEAK
+for p in $PROGRAMS; do
+	mapfile -t cmd < <(program_cmd "$p")
+	peak=$( (/usr/bin/time -f '%M' "${cmd[@]}" >/dev/null) 2>&1 | tail -n 1)
+	[[ $peak =~ ^[0-9]+$ ]] || {
+		echo "bench-real: $p failed its calibration run: $peak" >&2
+		exit 1
+	}
+	PEAK[$p]=$peak
+	echo "# $p: peak RSS $((peak / 1024)) MiB"
+done
+
+CSV=$OUTDIR/real-$(date +%Y%m%d-%H%M%S).csv
+echo "program,pct,limit_mib,row,rep,status,wall_s,phases,swapin_misses,prefetched,hits,wasted,accuracy,coverage,agent_user_us_per_event,agent_sys_us_per_event,bpf_ns_per_fault,reaction_p50_us,reaction_p99_us" >"$CSV"
+
+# One run: program $1 at limit $2 MiB, row $3, repetition $4; appends a CSV line.
+run_one()
+{
+	local p=$1 lim=$2 row=$3 rep=$4 pct=$5 out=$work/out err=$work/err js=$work/agent.json
+	local rc status h t0 t1 wall miss=0
+	local -a cmd
+	mapfile -t cmd < <(program_cmd "$p")
+	rm -f "$js"
+	case $row in
+	a | b)
+		if [ "$row" = a ]; then page_cluster_set 0; else page_cluster_set 3; fi
+		h=$(memcg_create "${lim}M") || return 1
+		t0=$(date +%s.%N)
+		memcg_run_timeout "$RUN_TIMEOUT" "$h" "${cmd[@]}" >"$out" 2>"$err"
+		rc=$?
+		t1=$(date +%s.%N)
+		miss=$(memcg_stat "$h" pgmajfault)
+		memcg_destroy "$h"
+		page_cluster_set 3
+		wall=$(echo "$t1 - $t0" | bc -l)
+		;;
+	c | c0)
+		local ra=keep
+		[ "$row" = c0 ] && ra=off
+		t0=$(date +%s.%N)
+		timeout --kill-after=10 "$RUN_TIMEOUT" "$AGENT" run --policy leap \
+			--kernel-readahead "$ra" --memory-limit "${lim}M" --bpf-stats \
+			--json "$js" "${AGENT_ARGS[@]}" -- "${cmd[@]}" >"$out" 2>"$err"
+		rc=$?
+		t1=$(date +%s.%N)
+		wall=$(echo "$t1 - $t0" | bc -l)
+		;;
+	esac
+	status=ok
+	if [ $rc -eq 137 ] || [ $rc -eq 9 ] || grep -q '"exit_status": *137' "$js" 2>/dev/null; then
+		status=oom # never counted (see the header)
+	elif [ $rc -eq 3 ]; then
+		echo "bench-real: $p row $row returned a WRONG RESULT: $(cat "$out")" >&2
+		status=wrong
+	elif [ $rc -ne 0 ]; then
+		echo "bench-real: $p row $row failed ($rc): $(tail -n 3 "$err")" >&2
+		status=fail
+	fi
+	"$PY" - "$p" "$pct" "$lim" "$row" "$rep" "$status" "$wall" "$miss" "$out" "$js" >>"$CSV" <<'EOF'
+import json, sys
+p, pct, lim, row, rep, status, wall, miss, out, js = sys.argv[1:]
+phases = {}
+try:
+    phases = json.loads(open(out).read().strip().splitlines()[-1])["phases"]
+except Exception:
+    pass
+a = {}
+try:
+    a = json.load(open(js))
+    wall = a.get("wall_s", wall)  # the program's own run, without set-up
+except Exception:
+    pass
+g = lambda k: a.get(k, 0)
+user = g("agent_user_us_per_event")
+cpu = g("agent_cpu_us_per_event")
+ph = ";".join(f"{k}={v:.4f}" for k, v in phases.items())
+print(",".join(str(x) for x in [
+    p, pct, lim, row, rep, status, f"{float(wall):.4f}", ph,
+    a.get("swapin_misses", miss), g("prefetched"), g("hits"), g("prefetch_wasted"),
+    f"{g('accuracy'):.4f}", f"{g('coverage'):.4f}", f"{user:.3f}",
+    f"{max(cpu - user, 0):.3f}", f"{g('bpf_ns_per_fault'):.0f}",
+    g("reaction_p50_us"), g("reaction_p99_us")]))
+EOF
+	[ "$status" = wrong ] && return 3
+	return 0
+}
+
+bad=0
+for rep in $(seq "$REPS"); do
+	# Rotate the row order each repetition so drift hits every row.
+	read -r -a rows <<<"$ROWS"
+	shift_by=$(((rep - 1) % ${#rows[@]}))
+	rows=("${rows[@]:shift_by}" "${rows[@]:0:shift_by}")
+	for p in $PROGRAMS; do
+		for pct in $PCTS; do
+			lim=$((PEAK[$p] * pct / 100 / 1024))
+			[ "$lim" -ge 8 ] || lim=8
+			for row in "${rows[@]}"; do
+				run_one "$p" "$lim" "$row" "$rep" "$pct" || bad=1
+			done
+		done
+	done
+	echo "# repetition $rep of $REPS done"
+done
+
+check=()
+[ "$QUICK" = 1 ] && check=(--check --max-slowdown "$MAX_SLOWDOWN")
+"$PY" "$here/real/summary.py" --csv "$CSV" --out "$OUTDIR" "${check[@]}" || bad=1
+echo "# raw runs: $CSV"
+exit $bad

@@ -1,0 +1,52 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""CPython program for tools/bench-real.sh: a buffer filled, then scanned.
+
+    pyscan.py MIB PATTERN        PATTERN: seq | reverse | stride:K | random | none
+
+Fill: bytearray(MIB MiB) (zero pages), then one byte written per page in
+order: a read-modify-write stream that, past the memory limit, reads every
+page back from swap, dirties it and evicts it again.  Scan: one byte read
+per page in PATTERN's order (random: a fixed-seed half of the pages), each
+checked against what the fill wrote.  Prints one JSON line with the phase
+times; exits 3 if a byte is wrong.
+"""
+import json
+import random
+import sys
+import time
+
+
+def order(pattern, n):
+    if pattern == "none":  # the fill alone
+        return ()
+    if pattern == "seq":
+        return range(n)
+    if pattern == "reverse":
+        return range(n - 1, -1, -1)
+    if pattern.startswith("stride:"):
+        k = int(pattern.split(":", 1)[1])
+        return (j for s in range(k) for j in range(s, n, k))
+    if pattern == "random":
+        return random.Random(42).sample(range(n), n // 2)
+    raise SystemExit(f"pyscan: unknown pattern {pattern}")
+
+
+def main():
+    mib, pattern = int(sys.argv[1]), sys.argv[2]
+    n = mib * 256
+    t0 = time.monotonic()
+    buf = bytearray(mib << 20)
+    for i in range(n):
+        buf[i << 12] = (i * 7 + 1) & 0xFF
+    t1 = time.monotonic()
+    bad = 0
+    for i in order(pattern, n):
+        if buf[i << 12] != (i * 7 + 1) & 0xFF:
+            bad += 1
+    t2 = time.monotonic()
+    print(json.dumps({"phases": {"fill": t1 - t0, "scan": t2 - t1}, "bad": bad}))
+    sys.exit(3 if bad else 0)
+
+
+main()
