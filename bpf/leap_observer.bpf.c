@@ -310,9 +310,16 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 	/* A page the agent prefetched: a hit, or (major) a late prefetch. */
 	pf = bpf_map_lookup_elem(&leap_prefetched, &pk);
 	if (pf) {
+		__u32 pflags = *pf;
+
 		flags |= LEAP_EV_PREFETCHED;
-		marker = *pf & LEAP_PF_MARKER;
+		marker = pflags & LEAP_PF_MARKER;
 		bpf_map_delete_elem(&leap_prefetched, &pk);
+		if ((flags & LEAP_EV_MAJOR) && (pflags & LEAP_PF_ISSUED)) {
+			flags |= LEAP_EV_WASTED;
+			if (st)
+				__sync_fetch_and_add(&st->prefetch_wasted, 1);
+		}
 	}
 	if (leap_swap_events_only &&
 	    !(flags & (LEAP_EV_MAJOR | LEAP_EV_SWAP | LEAP_EV_PREFETCHED)))

@@ -33,6 +33,10 @@
  * the first one's, which need not be the faulting page. */
 #define LEAP_EV_DEV_MULTI (1u << 7)
 
+/* A major fault on a page the agent had prefetched (LEAP_PF_ISSUED): it
+ * was read into the swap cache and reclaimed again before use. */
+#define LEAP_EV_WASTED (1u << 8)
+
 /* One user page fault of a watched task, sent through the ring buffer. */
 struct leap_event {
 	__u64 ts_ns;	   /* bpf_ktime_get_ns() at fault entry */
@@ -77,6 +81,12 @@ struct leap_cg_stats {
 	__u64 events_dropped; /* events lost because the ring buffer was full */
 	__u64 prefetches;     /* pages the agent asked the kernel to prefetch */
 	__u64 prefetch_hits;  /* faults served by a page the agent prefetched */
+	/*
+	 * Pages the agent prefetched (LEAP_PF_ISSUED) that were read from
+	 * swap again by a major fault: reclaimed before use.  Prefetched
+	 * pages that are reclaimed and never faulted on are not seen.
+	 */
+	__u64 prefetch_wasted;
 };
 
 /*
@@ -95,7 +105,14 @@ struct leap_pf_key {
 	__u64 page;
 };
 
-#define LEAP_PF_MARKER	    (1u << 0) /* value flag: a hit here wakes the agent at once */
+#define LEAP_PF_MARKER (1u << 0) /* value flag: a hit here wakes the agent at once */
+/*
+ * Value flag set once process_madvise returned with the page accepted: it
+ * is in the swap cache (read submitted).  A major fault before that is a
+ * late prefetch (the program got there first); after it, the page was
+ * reclaimed before use: wasted.
+ */
+#define LEAP_PF_ISSUED	    (1u << 1)
 #define LEAP_PREFETCHED_MAX 262144
 
 #define LEAP_PIN_DIR "/sys/fs/bpf/leap"

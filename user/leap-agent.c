@@ -653,6 +653,7 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 			{"swapin_misses", s.swapin_misses},
 			{"prefetched", s.prefetches},
 			{"hits", s.prefetch_hits},
+			{"prefetch_wasted", s.prefetch_wasted},
 			{"events_sent", s.events_sent},
 			{"events_dropped", s.events_dropped},
 			{"events", a->c.events},
@@ -660,6 +661,7 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 			{"swap_faults", a->c.swap_faults},
 			{"late_prefetches", a->c.late},
 			{"lookaheads", a->c.lookaheads},
+			{"held_for_kernel_readahead", a->c.held_kernel_ra},
 			{"prefetch_syscalls", a->pf.stats.syscalls},
 			{"prefetch_not_swapped", a->pf.stats.not_swapped},
 		};
@@ -1042,9 +1044,9 @@ static int read_stats(int fd, json_object *arr, bool json)
 	int shown = 0;
 
 	if (!json)
-		printf("%-5s %-10s %12s %12s %12s %10s %12s %12s %8s %8s\n", "slot",
+		printf("%-5s %-10s %12s %12s %12s %10s %12s %12s %12s %8s %8s\n", "slot",
 		       "cgroup", "faults", "swapin_miss", "events", "dropped",
-		       "prefetched", "hits", "acc%", "cov%");
+		       "prefetched", "hits", "wasted", "acc%", "cov%");
 	for (__u32 k = 0; k < LEAP_STATS_SLOTS; k++) {
 		struct leap_cg_stats s;
 
@@ -1064,6 +1066,7 @@ static int read_stats(int fd, json_object *arr, bool json)
 					{"events_dropped", s.events_dropped},
 					{"prefetches", s.prefetches},
 					{"prefetch_hits", s.prefetch_hits},
+					{"prefetch_wasted", s.prefetch_wasted},
 				};
 
 				add_u64s(o, f, sizeof(f) / sizeof(f[0]));
@@ -1072,7 +1075,7 @@ static int read_stats(int fd, json_object *arr, bool json)
 			json_object_array_add(arr, o);
 		} else {
 			printf("%-5u %-10llu %12llu %12llu %12llu %10llu %12llu %12llu "
-			       "%8.1f %8.1f\n",
+			       "%12llu %8.1f %8.1f\n",
 			       k, (unsigned long long)s.cgroup_id,
 			       (unsigned long long)s.faults,
 			       (unsigned long long)s.swapin_misses,
@@ -1080,6 +1083,7 @@ static int read_stats(int fd, json_object *arr, bool json)
 			       (unsigned long long)s.events_dropped,
 			       (unsigned long long)s.prefetches,
 			       (unsigned long long)s.prefetch_hits,
+			       (unsigned long long)s.prefetch_wasted,
 			       100 * ratio(s.prefetch_hits, s.prefetches),
 			       100 * ratio(s.prefetch_hits,
 					   s.swapin_misses +

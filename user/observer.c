@@ -895,6 +895,7 @@ void leap_observer_stats_sum(struct leap_observer *obs, struct leap_cg_stats *su
 		sum->events_dropped += s->events_dropped;
 		sum->prefetches += s->prefetches;
 		sum->prefetch_hits += s->prefetch_hits;
+		sum->prefetch_wasted += s->prefetch_wasted;
 	}
 }
 

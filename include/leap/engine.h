@@ -128,6 +128,7 @@ struct leap_stream_stats {
 	uint64_t suspended;  /* DOPREFETCH calls with PW == 0 */
 	uint64_t lookaheads; /* windows issued by a hit on a marker (OURS) */
 	uint64_t offtrend;   /* misses off a live trend, not prefetched for (OURS) */
+	uint64_t wasted;     /* prefetched pages read again before use */
 };
 
 struct leap_stream_key_t {
@@ -162,6 +163,7 @@ struct leap_stream {
 	uint64_t ra_marker;
 	uint64_t ra_last;
 	int64_t ra_stride;
+
 	struct leap_stream_stats stats;
 	uint32_t hist_capacity; /* slots of hist.delta storage */
 	/* bookkeeping for leap_table; opaque to callers */
@@ -195,6 +197,16 @@ struct leap_decision {
 uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
 			    uint64_t pt, bool hit, uint64_t *out, uint32_t cap,
 			    struct leap_decision *dec);
+/*
+ * A page prefetched for this stream was read again before use (reclaimed
+ * under memory pressure, or overtaken): the prefetches are outrunning the
+ * memory they land in.  Halves Chit and the previous window, so the next
+ * miss asks for less (GETPREFETCHWINDOWSIZE never drops below half the
+ * previous window, so this is how waste shrinks it); hits grow it again
+ * once the waste stops.  Not in the paper, whose prefetch cache is
+ * reclaimed eagerly instead.
+ */
+void leap_stream_wasted(struct leap_stream *s);
 /* Hits learnt after the fact (e.g. counted by the agent) feed Chit too. */
 void leap_stream_add_hits(struct leap_stream *s, uint32_t n);
 

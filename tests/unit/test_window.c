@@ -311,6 +311,47 @@ static void test_noise_offtrend(void **state)
 	assert_int_equal(out[0], 777778);
 }
 
+/*
+ * Prefetches reclaimed before use shrink the stream's windows; hits grow
+ * them back once the waste stops.
+ */
+static void test_wasted_shrinks_then_recovers(void **state)
+{
+	struct leap_params p = params_pw(32);
+	int64_t storage[LEAP_HSIZE_MAX];
+	struct leap_stream s;
+	struct leap_decision d;
+	uint64_t out[LEAP_PW_LIMIT], page = 0;
+	uint32_t full, shrunk;
+	(void)state;
+
+	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
+	/* A stride-4 stream whose prefetches are all hit: full windows. */
+	for (int i = 0; i < 20; i++, page += 4)
+		leap_stream_access(&s, &p, page, false, out, 64, NULL);
+	leap_stream_add_hits(&s, 64);
+	leap_stream_access(&s, &p, page, false, out, 64, &d);
+	full = d.window;
+	assert_int_equal(full, 32);
+
+	/* Four of its pages come back as major faults: each halves. */
+	for (int i = 0; i < 4; i++)
+		leap_stream_wasted(&s);
+	assert_int_equal(s.stats.wasted, 4);
+	page += 4;
+	leap_stream_access(&s, &p, page, false, out, 64, &d);
+	shrunk = d.window;
+	assert_true(shrunk <= full / 8);
+
+	/* Hits again: the window grows back to the cap. */
+	for (int i = 0; i < 8; i++) {
+		leap_stream_add_hits(&s, 32);
+		page += 4;
+		leap_stream_access(&s, &p, page, false, out, 64, &d);
+	}
+	assert_int_equal(d.window, 32);
+}
+
 static void test_params_validation(void **state)
 {
 	struct leap_params p;
@@ -352,6 +393,7 @@ int main(void)
 		cmocka_unit_test(test_stream_sequence),
 		cmocka_unit_test(test_lookahead),
 		cmocka_unit_test(test_noise_offtrend),
+		cmocka_unit_test(test_wasted_shrinks_then_recovers),
 		cmocka_unit_test(test_params_validation),
 	};
 	return cmocka_run_group_tests_name("window", tests, NULL, NULL);

@@ -28,6 +28,24 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The most pages one swap readahead of the kernel brings in: 1 <<
+ * vm.page-cluster (mm/swap_state.c swap_vma_ra_win(), max_win), 0 when
+ * it is off.  Global: re-read at every tick.
+ */
+static uint32_t kernel_ra_pages(void)
+{
+	FILE *f = fopen("/proc/sys/vm/page-cluster", "re");
+	int pc = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%d", &pc) != 1 || pc < 0 || pc > 10)
+		pc = 0;
+	fclose(f);
+	return pc ? 1u << pc : 0;
+}
+
 int agent_init(struct agent *a, const struct agent_config *cfg)
 {
 	const char *why = NULL;
@@ -42,6 +60,7 @@ int agent_init(struct agent *a, const struct agent_config *cfg)
 	a->prefetch_ok = prefetch_probe_willneed(&why);
 	a->prefetch_why = why;
 	a->next_slot = 1; /* slot 0 collects pid targets */
+	a->ra_pages = kernel_ra_pages();
 	return 0;
 }
 
@@ -263,6 +282,36 @@ static int backend_event(struct agent *a, struct agent_target *t,
 	return 0;
 }
 
+/*
+ * Whether to hold the stream's next window back because the kernel's own
+ * readahead serves the stream.  Measured (docs/bench.md, "Why leap lost on
+ * real programs"): a page the program reaches while our process_madvise
+ * still holds its swap slot (claimed by swapcache_prepare(), not yet in
+ * the swap cache while its memcg charge reclaims) costs the faulting
+ * thread a jiffy (4 ms at HZ=250) of sleep in __read_swap_cache_async()
+ * (mm/swap_state.c, the -EEXIST retry), and the kernel's readahead claims
+ * slots from the faulting thread.  So when readahead is on and the pages
+ * between the stream's previous miss and this one are mapped (the program
+ * went through them without a major fault: the kernel read them ahead),
+ * its next windows would claim the very slots ours would: leave the
+ * stream to the kernel.  On the tracepoint path only misses and our hits
+ * reach us, so a sequential stream looks like a stride of the kernel's
+ * window; the mapped gap tells it from a real stride, whose gap pages the
+ * program never touches.
+ */
+static bool stream_hold(struct agent *a, const struct leap_stream *s, uint32_t tgid,
+			uint64_t page)
+{
+	uint64_t prev = s->hist.last_page, gap;
+
+	if (!a->ra_pages || !s->hist.has_last)
+		return false;
+	gap = page > prev ? page - prev : prev - page;
+	return gap > 1 && gap <= (uint64_t)a->ra_pages + 1 &&
+	       prefetch_count_mapped(&a->pf, tgid, (page > prev ? prev : page) + 1,
+				     (uint32_t)gap - 1) == gap - 1;
+}
+
 int agent_on_event(void *ctx, const struct leap_event *ev)
 {
 	struct agent *a = ctx;
@@ -272,7 +321,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	struct leap_stream_key_t key;
 	struct leap_decision dec;
 	uint64_t page = ev->addr >> LEAP_PAGE_SHIFT;
-	bool ours, hit;
+	bool ours, hit, hold = false;
 	uint32_t n;
 	int rc;
 
@@ -299,10 +348,19 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	a->c.swap_faults++;
 	key = leap_key_make(t->policy.params.key, ev->cgroup_id, ev->tgid, ev->tid);
 	s = leap_table_get(&a->streams, &key, t->policy.params.hsize, ev->ts_ns);
+	if (ev->flags & LEAP_EV_WASTED)
+		leap_stream_wasted(s);
+	if (!hit && t->policy.params.flavor == LEAP_FLAVOR_OURS &&
+	    t->policy.mode == AGENT_MODE_LEAP)
+		hold = stream_hold(a, s, ev->tgid, page);
 	n = leap_stream_access(s, &t->policy.params, page, hit, cands, LEAP_PW_LIMIT,
 			       &dec);
 	if (n == 0 || t->policy.mode != AGENT_MODE_LEAP || !a->prefetch_ok)
 		return 0;
+	if (hold) {
+		a->c.held_kernel_ra += n;
+		return 0;
+	}
 	a->c.lookaheads += dec.lookahead;
 	rc = prefetch_pages(&a->pf, ev->tgid, cands, n,
 			    s->ra_armed ? s->ra_marker : UINT64_MAX);
@@ -339,6 +397,7 @@ static bool pid_alive(uint32_t tgid)
 
 void agent_tick(struct agent *a, uint64_t now_ns)
 {
+	a->ra_pages = kernel_ra_pages();
 	leap_table_expire(&a->streams, now_ns,
 			  (uint64_t)a->config.idle_timeout_s * 1000000000ULL);
 	for (int i = 0; i < a->ntargets; i++) {

@@ -30,15 +30,17 @@ struct agent_target {
 };
 
 struct agent_counters {
-	uint64_t events;      /* events read from the ring */
-	uint64_t swap_faults; /* events fed to the engine */
-	uint64_t ignored;     /* minor faults that were not swap faults */
-	uint64_t hits;	      /* faults on pages we prefetched */
-	uint64_t late;	      /* major faults on pages we had prefetched */
-	uint64_t lookaheads;  /* windows issued by a hit on a marker */
-	uint64_t prefetched;  /* pages issued */
-	uint64_t exited;      /* processes seen gone */
-	uint64_t ambiguous;   /* backend mode: several device reads in one fault */
+	uint64_t events;	 /* events read from the ring */
+	uint64_t swap_faults;	 /* events fed to the engine */
+	uint64_t ignored;	 /* minor faults that were not swap faults */
+	uint64_t hits;		 /* faults on pages we prefetched */
+	uint64_t late;		 /* major faults on pages we had prefetched */
+	uint64_t lookaheads;	 /* windows issued by a hit on a marker */
+	uint64_t prefetched;	 /* pages issued */
+	uint64_t exited;	 /* processes seen gone */
+	uint64_t ambiguous;	 /* backend mode: several device reads in one fault */
+	uint64_t held_kernel_ra; /* pages not prefetched: the kernel's readahead serves
+				    the stream */
 };
 
 struct agent {
@@ -60,6 +62,7 @@ struct agent {
 	uint32_t lat_us[AGENT_LATENCY_SAMPLES];
 	uint64_t nlat;
 	bool verbose;
+	uint32_t ra_pages; /* the kernel's swap readahead reach (vm.page-cluster) */
 };
 
 /* Sets up everything but the observer (opened by the caller). */

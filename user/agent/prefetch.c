@@ -223,6 +223,27 @@ static void record_pages(struct prefetcher *p, uint32_t tgid, const uint64_t *pa
 			p->stats.map_errors++;
 }
 
+/*
+ * Marks a range the kernel accepted as issued (LEAP_PF_ISSUED): from now
+ * on a major fault on one of its pages means it was reclaimed before use.
+ * Only pages still in the map are updated (a fault may have taken one out
+ * already; re-adding it would count a later fault as ours).
+ */
+static void mark_issued(struct prefetcher *p, uint32_t tgid, const struct iovec *r,
+			uint64_t marker)
+{
+	uint64_t first = (uintptr_t)r->iov_base >> PAGE_SHIFT;
+
+	if (p->prefetched_fd < 0)
+		return;
+	for (uint64_t k = 0; k < r->iov_len >> PAGE_SHIFT; k++) {
+		struct leap_pf_key key = {.tgid = tgid, .page = first + k};
+		__u32 v = LEAP_PF_ISSUED | (first + k == marker ? LEAP_PF_MARKER : 0);
+
+		bpf_map_update_elem(p->prefetched_fd, &key, &v, BPF_EXIST);
+	}
+}
+
 /* Takes a range the kernel refused back out of the map. */
 static void forget_range(struct prefetcher *p, uint32_t tgid, const struct iovec *r)
 {
@@ -284,9 +305,12 @@ int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_
 	record_pages(p, tgid, pages, m, marker);
 	memcpy(orig_len, iov, niov * sizeof(*iov));
 	rc = advise_all(p, pr->pidfd, iov, niov, &issued);
-	for (uint32_t i = 0; i < niov; i++)
+	for (uint32_t i = 0; i < niov; i++) {
 		if (iov[i].iov_len == 0)
 			forget_range(p, tgid, &orig_len[i]);
+		else
+			mark_issued(p, tgid, &iov[i], marker);
+	}
 	if (rc == -ESRCH) {
 		p->stats.gone++;
 		prefetch_forget(p, tgid);
@@ -297,6 +321,27 @@ int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_
 		return rc;
 	p->stats.issued += issued;
 	return (int)issued;
+}
+
+uint32_t prefetch_count_mapped(struct prefetcher *p, uint32_t tgid, uint64_t first,
+			       uint32_t n)
+{
+	uint64_t buf[64];
+	struct prefetch_proc *pr;
+	uint32_t mapped = 0;
+	int err = 0;
+	ssize_t got;
+
+	if (n == 0 || n > 64)
+		return 0;
+	pr = proc_get(p, tgid, &err);
+	if (!pr || pr->pagemap_fd < 0)
+		return 0;
+	got = pread(pr->pagemap_fd, buf, n * sizeof(uint64_t),
+		    (off_t)(first * sizeof(uint64_t)));
+	for (ssize_t i = 0; i < got / (ssize_t)sizeof(uint64_t); i++)
+		mapped += (buf[i] & PM_PRESENT) != 0;
+	return mapped;
 }
 
 int prefetch_probe_willneed(const char **why)

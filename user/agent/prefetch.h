@@ -50,6 +50,12 @@ void prefetch_close(struct prefetcher *p);
  */
 int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n,
 		   uint64_t marker);
+/*
+ * How many of pages first..first+n-1 of tgid are mapped (pagemap bit 63),
+ * n <= 64; 0 when unknown.
+ */
+uint32_t prefetch_count_mapped(struct prefetcher *p, uint32_t tgid, uint64_t first,
+			       uint32_t n);
 /* Forgets a process (it exited). */
 void prefetch_forget(struct prefetcher *p, uint32_t tgid);
 /* Whether this kernel accepts process_madvise(MADV_WILLNEED): 1 yes, 0 no. */

@@ -150,3 +150,10 @@ uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
 		*dec = d;
 	return d.count;
 }
+
+void leap_stream_wasted(struct leap_stream *s)
+{
+	s->win.chit /= 2;
+	s->win.pw_prev /= 2;
+	s->stats.wasted++;
+}
