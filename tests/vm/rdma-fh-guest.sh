@@ -179,8 +179,8 @@ t $? "leap-memctl stress --reg-cache mrrc: every read verified, $lk cache lookup
 mkdir -p "$tmp/mntz"
 "$B/leap-swapd" --transport rdma --mount "$tmp/mntz" --size 128M -s "$F" -d 7 \
 	--retry-ms 1000 --secret-file "$tmp/secret" --control "$tmp/ctlz" \
-	--cache-pages 1024 --reg-cache mrrc --reg-cache-size 16M </dev/null \
-	2>"$tmp/swapdz.log" &
+	--cache-pages 1024 --reg-cache mrrc --reg-cache-size 16M \
+	--reg-trace "$tmp/swapdz.tr" </dev/null 2>"$tmp/swapdz.log" &
 swapdz_pid=$!
 pids+=($swapdz_pid)
 for ((i = 0; i < 100; i++)); do
@@ -199,6 +199,13 @@ timeout -k 5 300 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' /sys/fs/cgroup/
 rc=$?
 t $rc "seq over 36M through swap with --reg-cache mrrc: exit $rc (every page verified)" ||
 	note "$(cat "$tmp/wlz.err")"
+# A second access shape for the recorded trace: phase cycles seq, stride:8,
+# reverse and random segments (docs/registration.md replays swapdz.tr).
+timeout -k 5 300 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' /sys/fs/cgroup/leapfh \
+	"$B/leap-workload" --pattern phase --footprint 24M --segment 256 >"$tmp/wlp.out" 2>"$tmp/wlp.err"
+rc=$?
+t $rc "phase over 24M through swap with --reg-cache mrrc: exit $rc (every page verified)" ||
+	note "$(cat "$tmp/wlp.err")"
 stz=$(timeout -k 5 20 python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
@@ -219,5 +226,5 @@ nr=$(grep -c '^r ' "$tmp/swapd.tr" 2>/dev/null)
 t $? "leap-swapd --reg-trace recorded $nr RDMA buffer references"
 "$B/leap-regsim" cache --capacity 4M "$tmp/swapd.tr" >"$tmp/regsim.out" 2>&1
 t $? "leap-regsim cache replays it" && while IFS= read -r l; do note "regsim: $l"; done <"$tmp/regsim.out"
-cp "$tmp/swapd.tr" "$out/swapd.tr" 2>/dev/null
+cp "$tmp/swapd.tr" "$tmp/swapdz.tr" "$out/" 2>/dev/null
 exit 0
