@@ -105,8 +105,9 @@ struct leap_reg_config {
 	 * (docs/registration.md says why). */
 	unsigned resort_pct;
 	unsigned resort_max;
-	/* Regions deregistered together per eviction (the eviction segment);
-	 * 0: 4 for MRRC, 1 for LRU. */
+	/* The eviction segment: at least this many regions leave per eviction
+	 * (more if the room needs it), deregistered in one batch; 0: 1 (4 for
+	 * mrrc-rank, its old default).  docs/registration.md says why. */
 	unsigned evict_batch;
 	/* Pieces one request may be served in (<= LEAP_REG_MAX_SEGS); 0: max. */
 	unsigned max_segs;

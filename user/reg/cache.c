@@ -56,7 +56,7 @@ struct leap_reg_cache *leap_reg_cache_new(const struct leap_reg_config *cfg,
 	if (!k.resort_max)
 		k.resort_max = 1024;
 	if (!k.evict_batch)
-		k.evict_batch = k.policy == LEAP_REG_LRU ? 1 : 4;
+		k.evict_batch = k.policy == LEAP_REG_MRRC_RANK ? 4 : 1;
 	if (!k.max_segs)
 		k.max_segs = LEAP_REG_MAX_SEGS;
 	if ((k.page_size & (k.page_size - 1)) || k.resort_pct > 100 ||

@@ -71,8 +71,9 @@ void mre_make_room(struct leap_reg_cache *c, uint64_t len)
 
 			q->age = (uint32_t)j;
 			if (!q->valued || c->cfg.mre_revalue) {
-				q->evictfact = c->mre_r + 1.0 / (double)reg_pages(
-									c, q->end - q->start);
+				q->evictfact =
+					c->mre_r +
+					1.0 / (double)reg_pages(c, q->end - q->start);
 				q->valued = true;
 			}
 		}
