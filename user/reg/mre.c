@@ -29,14 +29,14 @@
  *    needs it; the resorting section: resort_pct percent of the stack
  *    (reg_section()), unreferenced regions only.
  * r is rebased to 0 (every Evictfact lowered by the same amount, which
- * keeps the order) before it grows large enough for 1/s of large regions
- * to be lost in the rounding of r + 1/s.
+ * keeps the order) once it reaches 1024, so the rounding step of r + 1/s
+ * stays <= 2^-42: neighbouring sizes stay apart up to 2^21 pages.
  */
 #include <stdlib.h>
 
 #include "cache_int.h"
 
-/* r + 1/s for s up to 2^32 pages keeps ~2^-42 of resolution below this. */
+/* Below 2^10 a double's step is 2^-42 (52-bit mantissa). */
 #define MRE_REBASE_AT 1024.0
 
 static int cmp_ascending(const void *a, const void *b)
