@@ -240,6 +240,17 @@ static void live_are(struct fx *f, uint64_t max, const uint64_t *want, size_t n)
  */
 static void test_mre_worked_example(void **state)
 {
+	static const struct {
+		uint64_t page, pages;
+		double r;
+		uint64_t live[4];
+	} later[] = {
+		{500, 1, 1.0 / 64, {1, 3, 5, 6}},   /* F: D leaves */
+		{600, 1, 0.515625, {1, 3, 6, 7}},   /* G: E leaves */
+		{700, 1, 1.0, {1, 6, 7, 8}},	    /* H: C leaves */
+		{1000, 64, 1.015625, {6, 7, 8, 9}}, /* X: A leaves */
+		{2000, 1, 1.515625, {7, 8, 9, 10}}, /* Y: F, not X, leaves */
+	};
 	struct leap_reg_config cfg = cfg_of(LEAP_REG_MRRC);
 	struct leap_reg_ref a;
 	struct leap_reg_stats st;
@@ -267,21 +278,12 @@ static void test_mre_worked_example(void **state)
 	leap_reg_put(f.c, &a);
 	assert_false(f.c->head->valued);
 
-	miss(&f, 500, 1); /* F: 6, round 2 */
-	assert_true(f.c->mre_r == 1.0 / 64);
-	LIVE(&f, 6, 1, 3, 5, 6);
-	miss(&f, 600, 1); /* G: 7, round 3 */
-	assert_true(f.c->mre_r == 0.515625);
-	LIVE(&f, 7, 1, 3, 6, 7);
-	miss(&f, 700, 1); /* H: 8, round 4 */
-	assert_true(f.c->mre_r == 1.0);
-	LIVE(&f, 8, 1, 6, 7, 8);
-	miss(&f, 1000, 64); /* X: 9, round 5 */
-	assert_true(f.c->mre_r == 1.015625);
-	LIVE(&f, 9, 6, 7, 8, 9);
-	miss(&f, 2000, 1); /* Y: 10, round 6 */
-	assert_true(f.c->mre_r == 1.515625);
-	LIVE(&f, 10, 7, 8, 9, 10);
+	/* rounds 2-6: F, G, H, X, Y are handles 6-10 */
+	for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++) {
+		miss(&f, later[i].page, later[i].pages);
+		assert_true(f.c->mre_r == later[i].r);
+		live_are(&f, 6 + i, later[i].live, 4);
+	}
 
 	leap_reg_cache_stats(f.c, &st);
 	assert_int_equal(st.evictions, 6);
@@ -290,62 +292,47 @@ static void test_mre_worked_example(void **state)
 }
 
 /*
- * The eviction segment is deregistered in one batch, and at equal r the
- * largest regions leave first: A1 B64 C1 D64, a segment of two: B and D go
- * together in one dereg call (the rank rule would evict A and C).
+ * Stack, oldest first: A (1 page), B (64), C (1), D (64) in a 4-entry
+ * cache whose section is the whole stack; a fifth region E (1 page) evicts a
+ * segment of two, deregistered in one batch.
  */
-static void test_mre_segment(void **state)
+static void evict_two_of_four(struct fx *f, enum leap_reg_policy policy)
 {
-	struct leap_reg_config cfg = cfg_of(LEAP_REG_MRRC);
+	struct leap_reg_config cfg = cfg_of(policy);
 	struct leap_reg_stats st;
-	struct fx f;
-	(void)state;
 
 	cfg.max_entries = 4;
 	cfg.resort_pct = 100;
 	cfg.evict_batch = 2;
-	fx_init(&f, &cfg);
-	miss(&f, 0, 1);
-	miss(&f, 100, 64);
-	miss(&f, 200, 1);
-	miss(&f, 300, 64);
-	miss(&f, 400, 1);
-	LIVE(&f, 5, 1, 3, 5);
-	leap_reg_cache_stats(f.c, &st);
+	fx_init(f, &cfg);
+	miss(f, 0, 1);
+	miss(f, 100, 64);
+	miss(f, 200, 1);
+	miss(f, 300, 64);
+	miss(f, 400, 1);
+	leap_reg_cache_stats(f->c, &st);
 	assert_int_equal(st.evictions, 2);
-	assert_int_equal(st.dereg_batches, 1);
-	fx_fini(&f);
+	assert_int_equal(st.entries, 3);
+	assert_int_equal(st.dereg_batches, 1); /* one call for the segment */
 }
 
 /*
+ * MRE: at equal r (0 here) the largest regions leave first: B and D.
  * mrrc-rank, the older guess, kept as a named variant: r = recency rank in
- * the section scaled to [0, 1], the largest Evictfact leaves first.  Stack,
- * oldest first: A (1 page), B (64), C (1), D (64); r = 1, 2/3, 1/3, 0:
- * Evictfact A 2.0, B 0.68, C 1.33, D 0.016.  A batch of two evicts A and C,
- * although B is older than C.
+ * the section scaled to [0, 1], the largest Evictfact leaves first:
+ * r = 1, 2/3, 1/3, 0 gives Evictfact A 2.0, B 0.68, C 1.33, D 0.016, so A
+ * and C leave, although B is older than C.
  */
-static void test_rank_evictfact(void **state)
+static void test_segment_order(void **state)
 {
-	struct leap_reg_config cfg = cfg_of(LEAP_REG_MRRC_RANK);
-	struct leap_reg_stats st;
 	struct fx f;
 	(void)state;
 
-	cfg.max_entries = 4;
-	cfg.resort_pct = 100;
-	cfg.evict_batch = 2;
-	fx_init(&f, &cfg);
-	miss(&f, 0, 1);
-	miss(&f, 100, 64);
-	miss(&f, 200, 1);
-	miss(&f, 300, 64);
-	miss(&f, 400, 1);
+	evict_two_of_four(&f, LEAP_REG_MRRC);
+	LIVE(&f, 5, 1, 3, 5);
+	fx_fini(&f);
+	evict_two_of_four(&f, LEAP_REG_MRRC_RANK);
 	LIVE(&f, 5, 2, 4, 5);
-	leap_reg_cache_stats(f.c, &st);
-	assert_int_equal(st.evictions, 2);
-	assert_int_equal(st.entries, 3);
-	/* one batched dereg call for the eviction segment */
-	assert_int_equal(st.dereg_batches, 1);
 	fx_fini(&f);
 }
 
@@ -510,8 +497,7 @@ int main(void)
 		cmocka_unit_test(test_merge),
 		cmocka_unit_test(test_lru_baseline),
 		cmocka_unit_test(test_mre_worked_example),
-		cmocka_unit_test(test_mre_segment),
-		cmocka_unit_test(test_rank_evictfact),
+		cmocka_unit_test(test_segment_order),
 		cmocka_unit_test(test_invalidate),
 		cmocka_unit_test(test_backend_error),
 		cmocka_unit_test(test_random_model),
