@@ -179,7 +179,7 @@ t $? "leap-memctl stress --reg-cache mrrc: every read verified, $lk cache lookup
 mkdir -p "$tmp/mntz"
 "$B/leap-swapd" --transport rdma --mount "$tmp/mntz" --size 128M -s "$F" -d 7 \
 	--retry-ms 1000 --secret-file "$tmp/secret" --control "$tmp/ctlz" \
-	--cache-pages 1024 --reg-cache mrrc --reg-cache-size 16M \
+	--cache-pages 1024 --reg-cache mrrc --reg-cache-size 2M \
 	--reg-trace "$tmp/swapdz.tr" </dev/null 2>"$tmp/swapdz.log" &
 swapdz_pid=$!
 pids+=($swapdz_pid)
@@ -216,6 +216,13 @@ zh=$(echo "$stz" | tr ' ' '\n' | sed -n 's/^reg_hits=//p')
 zc=$(echo "$stz" | tr ' ' '\n' | sed -n 's/^reg_contained=//p')
 [ "${zl:-0}" -gt 1000 ] && [ $((${zh:-0} + ${zc:-0})) -gt 0 ]
 t $? "leap-swapd's RDMA went through the cache: lookups=$zl hits=$zh contained=$zc"
+# 2 MiB is below what the FUSE buffers need (~4.5 MiB): MRE evicts, and the
+# swap above was verified page by page while it did.
+ze=$(echo "$stz" | tr ' ' '\n' | sed -n 's/^reg_evictions=//p')
+zd=$(echo "$stz" | tr ' ' '\n' | sed -n 's/^reg_deregistrations=//p')
+zp=$(echo "$stz" | tr ' ' '\n' | sed -n 's/^reg_pinned_peak=//p')
+[ "${ze:-0}" -gt 0 ] && [ "${zd:-0}" -gt 0 ]
+t $? "MRE evicted in the real data path: evictions=$ze deregistrations=$zd pinned_peak=$zp"
 swapoff "$loop" && losetup -d "$loop" && loop=
 t $? "swapoff with --reg-cache mrrc: every page came back"
 kill -TERM "$swapdz_pid" && wait "$swapdz_pid"
