@@ -10,7 +10,7 @@
  *
  * with r = 0 at start.  r is an aging value, as L in GreedyDual-Size
  * (Cao & Irani): the Evictfact of the region at the bottom, carried from
- * eviction to eviction, never decreasing.  At equal r the largest region
+ * eviction to eviction, growing as regions age.  At equal r the largest region
  * (smallest 1/s) sits lowest and leaves first.
  *
  * What the pseudocode leaves open, decided as GreedyDual-Size would
@@ -22,7 +22,8 @@
  *    down).  So a region that lingers in the section falls behind the ones
  *    that arrive after r has grown: GDS's aging.  Re-valuing every region
  *    at every eviction would give all of them the same r, make r a constant
- *    with no effect on the order, and let small stale regions stay forever;
+ *    with no effect on the order, and let small stale regions stay forever
+ *    (cfg.mre_revalue runs that reading, for comparison);
  *  - a bottom region without an Evictfact (the first eviction) leaves r as
  *    it is;
  *  - the eviction segment: at least evict_batch regions, more if the room
