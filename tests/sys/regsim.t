@@ -35,7 +35,9 @@ trap 'rm -rf "$tmp"' EXIT
 
 # 5 + 4 synthetic + 2 MRE choices + 1 entries + 2 per recorded trace + 1 + 1
 # determinism + 2 Firehose + 2 bad input
-plan=$((19 + 2 * $(ls "$root"/tests/data/regtrace/*.tr.gz | wc -l)))
+shopt -s nullglob
+recorded=("$root"/tests/data/regtrace/*.tr.gz)
+plan=$((19 + 2 * ${#recorded[@]}))
 if [ ! -x "$bin/leap-regsim" ]; then
 	make -C "$root" -s bin/leap-regsim >&2 || { echo "Bail out! cannot build leap-regsim"; exit 1; }
 fi
@@ -123,7 +125,7 @@ check "overlapping buffers, 64-entry cache: mrrc-rank wins (below LRU and MRE)" 
 	"r('mrrc-rank')['modelled_us'] < 0.9 * r('lru')['modelled_us'] and r('mrrc-rank')['modelled_us'] < r('mrrc')['modelled_us']"
 
 # Traces recorded from our RDMA path (leap-swapd --reg-trace over rxe).
-for f in "$root"/tests/data/regtrace/*.tr.gz; do
+for f in "${recorded[@]}"; do
 	name=$(basename "$f" .tr.gz)
 	gzip -dc "$f" >"$tmp/$name.tr"
 	cache "$name" --capacity 4M
@@ -134,8 +136,11 @@ for f in "$root"/tests/data/regtrace/*.tr.gz; do
 	check "recorded $name, 1 MiB: MRE below LRU and mrrc-rank" "$tmp/$name-1m.json" \
 		policy "r('mrrc')['modelled_us'] < min(r('lru')['modelled_us'], r('mrrc-rank')['modelled_us'])"
 done
-ntr=$(ls "$root"/tests/data/regtrace/*.tr.gz | wc -l)
-[ "$ntr" -ge 2 ] && pass "recorded traces replayed: $ntr" || failt "recorded traces missing: $ntr"
+if [ "${#recorded[@]}" -ge 2 ]; then
+	pass "recorded traces replayed: ${#recorded[@]}"
+else
+	failt "recorded traces missing: ${#recorded[@]} in tests/data/regtrace"
+fi
 
 gen again overlap
 if cmp -s "$tmp/overlap.tr" "$tmp/again.tr"; then
