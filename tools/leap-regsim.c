@@ -6,8 +6,9 @@
  *   leap-regsim gen --kind K [--ops N] [--space S] [--max-len S] [--buffers N]
  *                   [--clients N] [--seed N] [-o FILE]
  *   leap-regsim cache [--capacity S] [--entries N] [--batch N] [--resort PCT]
- *                     [--max-segs N] [--json] TRACE
- *       no cache (register per operation), the LRU pin-down cache and MRRC:
+ *                     [--max-segs N] [--mre-revalue] [--json] TRACE
+ *       no cache (register per operation), the LRU pin-down cache, MRRC
+ *       (MRE as the slides define it) and mrrc-rank (the older rank rule):
  *       hit ratio, registrations, modelled registration time.
  *   leap-regsim firehose --budget S [--region S] [--clients N] [--rtt-us U]
  *                        [--json] TRACE
@@ -35,7 +36,8 @@ static void usage(void)
 		"[--buffers N]\n"
 		"                       [--clients N] [--seed N] [-o FILE]\n"
 		"       leap-regsim cache [--capacity SIZE] [--entries N] [--batch N]\n"
-		"                       [--resort PCT] [--max-segs N] [--json] TRACE\n"
+		"                       [--resort PCT] [--max-segs N] [--mre-revalue]\n"
+		"                       [--json] TRACE\n"
 		"       leap-regsim firehose --budget SIZE [--region SIZE] [--clients "
 		"N]\n"
 		"                       [--rtt-us US] [--json] TRACE\n");
@@ -321,7 +323,7 @@ static void print_cache(const struct cache_result *r, bool json, uint64_t ref_pa
 		       s->invalidations, s->merges, s->uncached);
 		return;
 	}
-	printf("%-8s %9" PRIu64 " %7.3f %7.3f %9" PRIu64 " %9" PRIu64 " %9" PRIu64
+	printf("%-12s %9" PRIu64 " %7.3f %7.3f %9" PRIu64 " %9" PRIu64 " %9" PRIu64
 	       " %9" PRIu64 " %11" PRIu64 " %14.1f %12" PRIu64 "\n",
 	       r->name, s->lookups, hit, page_hit, s->hits + s->contained, s->overlaps,
 	       s->misses, s->registrations, reg_pages, reg_us + dereg_us, s->pinned_peak);
@@ -335,11 +337,14 @@ static int cmd_cache(int argc, char **argv)
 					     {"resort", required_argument, 0, 'r'},
 					     {"max-segs", required_argument, 0, 'm'},
 					     {"page", required_argument, 0, 'p'},
+					     {"mre-revalue", no_argument, 0, 'V'},
 					     {"json", no_argument, 0, 'j'},
 					     {0, 0, 0, 0}};
-	struct leap_reg_config mrrc = {.policy = LEAP_REG_MRRC}, lru;
-	struct cache_result res[3] = {
-		{.name = "nocache"}, {.name = "lru"}, {.name = "mrrc"}};
+	struct leap_reg_config mrrc = {.policy = LEAP_REG_MRRC}, lru, rank;
+	struct cache_result res[4] = {{.name = "nocache"},
+				      {.name = "lru"},
+				      {.name = "mrrc"},
+				      {.name = "mrrc-rank"}};
 	struct trace t;
 	bool json = false;
 	int c;
@@ -365,6 +370,10 @@ static int cmd_cache(int argc, char **argv)
 		case 'p':
 			mrrc.page_size = size_arg("--page", optarg);
 			break;
+		case 'V':
+			mrrc.mre_revalue = true;
+			res[2].name = "mrrc-revalue";
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -384,14 +393,17 @@ static int cmd_cache(int argc, char **argv)
 	lru = mrrc;
 	lru.policy = LEAP_REG_LRU;
 	lru.evict_batch = 1; /* the classic pin-down cache evicts one at a time */
+	rank = mrrc;
+	rank.policy = LEAP_REG_MRRC_RANK;
 	run_nocache(&t, mrrc.page_size, &res[0]);
-	if (run_cache(&t, lru, &res[1]) < 0 || run_cache(&t, mrrc, &res[2]) < 0)
+	if (run_cache(&t, lru, &res[1]) < 0 || run_cache(&t, mrrc, &res[2]) < 0 ||
+	    run_cache(&t, rank, &res[3]) < 0)
 		return 1;
 	if (!json)
-		printf("%-8s %9s %7s %7s %9s %9s %9s %9s %11s %14s %12s\n", "policy",
+		printf("%-12s %9s %7s %7s %9s %9s %9s %9s %11s %14s %12s\n", "policy",
 		       "lookups", "hit", "pg_hit", "hit+cont", "overlaps", "misses",
 		       "regs", "reg_pages", "modelled_us", "pinned_peak");
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		print_cache(&res[i], json, res[0].reg_pages);
 		leap_reg_fake_fini(&res[i].fake);
 	}

@@ -7,12 +7,12 @@
  *
  * Seeds:
  *  - MRRC: L. Ou, X. He, J. Han, "MRRC: An Effective Cache for Fast Memory
- *    Registration in RDMA" (and "An efficient design for fast memory
- *    registration in RDMA", JNCA 2009): regions, not blocks; hit,
- *    contained-in, overlap (register only the difference), miss; an LRU
- *    stack whose bottom "resorting section" is ordered by
- *    Evictfact(s, r) = r + 1/s; batched deregistration of the eviction
- *    segment.
+ *    Registration in RDMA" (MSST 2006 slides, seeds/003): regions, not
+ *    blocks; hit, contained-in, overlap (register only the difference),
+ *    miss; MRE replacement: an LRU stack whose bottom "resorting section"
+ *    is ordered by Evictfact(s, r) = r + 1/s, r an aging value taken from
+ *    the bottom region at each eviction; batched deregistration of the
+ *    eviction segment.
  *  - The classic pin-down cache (Tezuka et al.) as the LRU baseline.
  *  - UCX rcache / libfabric MR cache: invalidate on munmap.
  *
@@ -88,8 +88,11 @@ int leap_reg_stats_format(const struct leap_reg_stats *st, char *buf, size_t len
 /* ---- the cache ---------------------------------------------------------- */
 
 enum leap_reg_policy {
-	LEAP_REG_MRRC = 0, /* regions, overlap handling, Evictfact resorting */
+	LEAP_REG_MRRC = 0, /* regions, overlap handling, MRE as the slides define it */
 	LEAP_REG_LRU = 1,  /* classic pin-down cache: exact-or-contained, else register */
+	/* MRRC's lookup with the pre-slides eviction guess: r = recency rank
+	 * in [0, 1], the largest Evictfact (old, small regions) leaves first */
+	LEAP_REG_MRRC_RANK = 2,
 };
 
 struct leap_reg_config {
@@ -98,14 +101,20 @@ struct leap_reg_config {
 	uint64_t max_bytes;   /* pinned-bytes capacity; 0: unlimited */
 	uint64_t max_entries; /* cached-region capacity; 0: unlimited */
 	/* MRRC: the bottom resort_pct percent of the LRU stack (at most
-	 * resort_max regions) is the resorting section; 0: 50 / 1024. */
+	 * resort_max regions) is the resorting section; 0: 50 / 1024
+	 * (docs/registration.md says why). */
 	unsigned resort_pct;
 	unsigned resort_max;
-	/* Regions deregistered together per eviction (the eviction segment);
-	 * 0: 4 for MRRC, 1 for LRU. */
+	/* The eviction segment: at least this many regions leave per eviction
+	 * (more if the room needs it), deregistered in one batch; 0: 1 (4 for
+	 * mrrc-rank, its old default).  docs/registration.md says why. */
 	unsigned evict_batch;
 	/* Pieces one request may be served in (<= LEAP_REG_MAX_SEGS); 0: max. */
 	unsigned max_segs;
+	/* MRRC: give every region of the resorting section Evictfact = r + 1/s
+	 * at every eviction (the slides' loop read literally) instead of once
+	 * per stay in the section; for comparison only (docs/registration.md). */
+	bool mre_revalue;
 };
 
 enum leap_reg_class {
@@ -178,10 +187,13 @@ void leap_reg_flush(struct leap_reg_cache *c);
 void leap_reg_cache_stats(const struct leap_reg_cache *c, struct leap_reg_stats *st);
 const char *leap_reg_class_name(enum leap_reg_class cls);
 const char *leap_reg_policy_name(enum leap_reg_policy p);
+/* "mrrc", "lru" or "mrrc-rank" -> the policy; -1 for anything else. */
+int leap_reg_policy_parse(const char *name);
 
 /* ---- the fake backend: cost model T = a * pages + b per operation ------- */
 
-/* Issue 6's measured costs, microseconds. */
+/* The MRRC slides' cost model (after Wu 2003), microseconds: registration
+ * and deregistration each T = a * pages + b. */
 #define LEAP_REG_COST_REG_A   0.77
 #define LEAP_REG_COST_REG_B   7.42
 #define LEAP_REG_COST_DEREG_A 0.22

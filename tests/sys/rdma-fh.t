@@ -39,7 +39,10 @@ while IFS= read -r line; do
 done <"$run/out/rdma-fh.tap"
 grep -q '^# guest done' "$run/out/rdma-fh.tap"
 ok $? "the guest ran to the end" || diag "$(grep -v '^\[' "$run/console.log" | tail -n 20)"
+# The recorded registration traces (docs/registration.md replays them):
+# LEAP_RDMA_FH_TRACE=FILE keeps swapd.tr, LEAP_RDMA_FH_TRACES=DIR keeps all.
 [ -s "$run/out/swapd.tr" ] && cp "$run/out/swapd.tr" "${LEAP_RDMA_FH_TRACE:-/dev/null}"
+[ -n "${LEAP_RDMA_FH_TRACES:-}" ] && cp "$run/out/"*.tr "$LEAP_RDMA_FH_TRACES/"
 left=$(pgrep -f -- "$run/" 2>/dev/null | grep -v "^$$\$" || true)
 is "$left" "" "no qemu left running"
 done_testing

@@ -184,14 +184,73 @@ static void test_lru_baseline(void **state)
 	fx_fini(&f);
 }
 
-/*
- * MRRC eviction by Evictfact = r + 1/s over the whole stack (resort 100%):
- * stack, oldest first: A (1 page), B (64 pages), C (1 page), D (64 pages).
- * r = 1, 2/3, 1/3, 0: Evictfact A 2.0, B 0.68, C 1.33, D 0.016.  A batch of
- * two evicts A and C, although B is older than C.
- */
-static void test_evictfact(void **state)
+/* Registers [page * PG, (page + pages) * PG) as a miss and puts it. */
+static void miss(struct fx *f, uint64_t page, uint64_t pages)
 {
+	struct leap_reg_ref a;
+
+	get_ok(f, page * PG, pages * PG, &a, LEAP_REG_MISS, 1);
+	leap_reg_put(f->c, &a);
+}
+
+/* Exactly the handles in want[0..n) are live among 1..max. */
+static void live_are(struct fx *f, uint64_t max, const uint64_t *want, size_t n)
+{
+	for (uint64_t h = 1; h <= max; h++) {
+		bool w = false;
+
+		for (size_t i = 0; i < n; i++)
+			w = w || want[i] == h;
+		if (leap_reg_fake_live(&f->fake, h) != w)
+			fail_msg("handle %llu: live %d, want %d", (unsigned long long)h,
+				 leap_reg_fake_live(&f->fake, h), w);
+	}
+}
+
+#define LIVE(f, max, ...)                                                                \
+	do {                                                                             \
+		const uint64_t w_[] = {__VA_ARGS__};                                     \
+		live_are(f, max, w_, sizeof(w_) / sizeof(w_[0]));                        \
+	} while (0)
+
+/*
+ * MRE worked by hand from the slides' pseudocode (docs/registration.md):
+ * 4 entries, the resorting section is the whole stack, an eviction segment
+ * of one region.  Upon a full cache: r = Evictfact of the bottom region (r
+ * unchanged if it has none); each region of the section without an
+ * Evictfact gets r + 1/s; resort, smallest lowest; evict the bottom.  A
+ * reference clears a region's Evictfact.  s in pages; handle = order of
+ * registration.
+ *
+ *  A1 B64 C1 D64      stack, bottom first; r = 0
+ *  +E2: round 1       e = A, no value: r = 0.  A 1, B 1/64, C 1, D 1/64
+ *                     -> B D A C (ties: lower first); B leaves  | D A C E
+ *  hit A              A to the top, its value cleared          | D C E A
+ *  +F1: round 2       e = D: r = 1/64.  E 1/64+1/2, A 1/64+1
+ *                     -> D .016 E .516 C 1 A 1.016; D leaves    | E C A F
+ *  +G1: round 3       r = E = .515625; F 1.515625; E leaves     | C A F G
+ *  +H1: round 4       r = C = 1; G 2; C leaves                  | A F G H
+ *  +X64: round 5      r = A = 1.015625; H 2.015625; A leaves    | F G H X
+ *  +Y1: round 6       r = F = 1.515625; X r + 1/64 = 1.53125 > F:
+ *                     F (small, valued long ago) leaves before the large,
+ *                     newer X: aging.  Re-valuing every region each round
+ *                     would evict X (r + 1/64 < r + 1).
+ *
+ * The rank rule (mrrc-rank) evicts A in round 1, so this fails with it.
+ */
+static void test_mre_worked_example(void **state)
+{
+	static const struct {
+		uint64_t page, pages;
+		double r;
+		uint64_t live[4];
+	} later[] = {
+		{500, 1, 1.0 / 64, {1, 3, 5, 6}},   /* F: D leaves */
+		{600, 1, 0.515625, {1, 3, 6, 7}},   /* G: E leaves */
+		{700, 1, 1.0, {1, 6, 7, 8}},	    /* H: C leaves */
+		{1000, 64, 1.015625, {6, 7, 8, 9}}, /* X: A leaves */
+		{2000, 1, 1.515625, {7, 8, 9, 10}}, /* Y: F, not X, leaves */
+	};
 	struct leap_reg_config cfg = cfg_of(LEAP_REG_MRRC);
 	struct leap_reg_ref a;
 	struct leap_reg_stats st;
@@ -200,35 +259,88 @@ static void test_evictfact(void **state)
 
 	cfg.max_entries = 4;
 	cfg.resort_pct = 100;
-	cfg.evict_batch = 2;
+	cfg.evict_batch = 1;
 	fx_init(&f, &cfg);
-	get_ok(&f, 0, PG, &a, LEAP_REG_MISS, 1); /* A: handle 1 */
+	miss(&f, 0, 1);	   /* A: handle 1 */
+	miss(&f, 100, 64); /* B: 2 */
+	miss(&f, 200, 1);  /* C: 3 */
+	miss(&f, 300, 64); /* D: 4 */
+	assert_true(f.c->mre_r == 0.0);
+
+	miss(&f, 400, 2); /* E: 5, round 1 */
+	assert_true(f.c->mre_r == 0.0);
+	LIVE(&f, 5, 1, 3, 4, 5);
+	/* resorted in place: D (1/64) is at the bottom now */
+	assert_int_equal(f.c->tail->start, 300 * PG);
+	assert_true(f.c->tail->evictfact == 1.0 / 64);
+
+	get_ok(&f, 0, PG, &a, LEAP_REG_HIT, 1); /* A to the top */
 	leap_reg_put(f.c, &a);
-	get_ok(&f, 100 * PG, 64 * PG, &a, LEAP_REG_MISS, 1); /* B: 2 */
-	leap_reg_put(f.c, &a);
-	get_ok(&f, 200 * PG, PG, &a, LEAP_REG_MISS, 1); /* C: 3 */
-	leap_reg_put(f.c, &a);
-	get_ok(&f, 300 * PG, 64 * PG, &a, LEAP_REG_MISS, 1); /* D: 4 */
-	leap_reg_put(f.c, &a);
-	get_ok(&f, 400 * PG, PG, &a, LEAP_REG_MISS, 1); /* E: 5 */
-	leap_reg_put(f.c, &a);
-	assert_false(leap_reg_fake_live(&f.fake, 1));
-	assert_true(leap_reg_fake_live(&f.fake, 2));
-	assert_false(leap_reg_fake_live(&f.fake, 3));
-	assert_true(leap_reg_fake_live(&f.fake, 4));
+	assert_false(f.c->head->valued);
+
+	/* rounds 2-6: F, G, H, X, Y are handles 6-10 */
+	for (size_t i = 0; i < sizeof(later) / sizeof(later[0]); i++) {
+		miss(&f, later[i].page, later[i].pages);
+		assert_true(f.c->mre_r == later[i].r);
+		live_are(&f, 6 + i, later[i].live, 4);
+	}
+
 	leap_reg_cache_stats(f.c, &st);
+	assert_int_equal(st.evictions, 6);
+	assert_int_equal(st.dereg_batches, 6);
+	fx_fini(&f);
+}
+
+/*
+ * Stack, oldest first: A (1 page), B (64), C (1), D (64) in a 4-entry
+ * cache whose section is the whole stack; a fifth region E (1 page) evicts a
+ * segment of two, deregistered in one batch.
+ */
+static void evict_two_of_four(struct fx *f, enum leap_reg_policy policy)
+{
+	struct leap_reg_config cfg = cfg_of(policy);
+	struct leap_reg_stats st;
+
+	cfg.max_entries = 4;
+	cfg.resort_pct = 100;
+	cfg.evict_batch = 2;
+	fx_init(f, &cfg);
+	miss(f, 0, 1);
+	miss(f, 100, 64);
+	miss(f, 200, 1);
+	miss(f, 300, 64);
+	miss(f, 400, 1);
+	leap_reg_cache_stats(f->c, &st);
 	assert_int_equal(st.evictions, 2);
 	assert_int_equal(st.entries, 3);
-	/* one batched dereg call for the eviction segment */
-	assert_int_equal(st.dereg_batches, 1);
+	assert_int_equal(st.dereg_batches, 1); /* one call for the segment */
+}
+
+/*
+ * MRE: at equal r (0 here) the largest regions leave first: B and D.
+ * mrrc-rank, the older guess, kept as a named variant: r = recency rank in
+ * the section scaled to [0, 1], the largest Evictfact leaves first:
+ * r = 1, 2/3, 1/3, 0 gives Evictfact A 2.0, B 0.68, C 1.33, D 0.016, so A
+ * and C leave, although B is older than C.
+ */
+static void test_segment_order(void **state)
+{
+	struct fx f;
+	(void)state;
+
+	evict_two_of_four(&f, LEAP_REG_MRRC);
+	LIVE(&f, 5, 1, 3, 5);
+	fx_fini(&f);
+	evict_two_of_four(&f, LEAP_REG_MRRC_RANK);
+	LIVE(&f, 5, 2, 4, 5);
 	fx_fini(&f);
 }
 
 /* An invalidated region is never returned again, even while referenced. */
 static void test_invalidate(void **state)
 {
-	for (int p = 0; p < 2; p++) {
-		struct leap_reg_config cfg = cfg_of(p ? LEAP_REG_LRU : LEAP_REG_MRRC);
+	for (int p = 0; p < 3; p++) {
+		struct leap_reg_config cfg = cfg_of((enum leap_reg_policy)p);
 		struct leap_reg_ref a, b;
 		struct leap_reg_stats st;
 		struct fx f;
@@ -273,7 +385,7 @@ static void test_backend_error(void **state)
 }
 
 /*
- * Randomized model test, both policies: pinned bytes never exceed the
+ * Randomized model test, every policy: pinned bytes never exceed the
  * capacity except by registrations the cache reports as uncached while all
  * cached memory is referenced; every key handed out is live while
  * referenced; MRRC's index stays sorted and disjoint; no leaks.
@@ -281,8 +393,8 @@ static void test_backend_error(void **state)
 static void test_random_model(void **state)
 {
 	(void)state;
-	for (int p = 0; p < 2; p++) {
-		struct leap_reg_config cfg = cfg_of(p ? LEAP_REG_LRU : LEAP_REG_MRRC);
+	for (int p = 0; p < 3; p++) {
+		struct leap_reg_config cfg = cfg_of((enum leap_reg_policy)p);
 		struct leap_reg_ref held[8];
 		unsigned nheld = 0;
 		struct leap_reg_stats st;
@@ -326,7 +438,9 @@ static void test_random_model(void **state)
 			assert_true(st.entries <= cfg.max_entries);
 			if (nheld == 0)
 				assert_true(st.pinned_bytes <= cfg.max_bytes);
-			if (p == 0)
+			/* r is rebased before it grows large (mre.c) */
+			assert_true(f.c->mre_r >= 0 && f.c->mre_r < 1025.0);
+			if (p != LEAP_REG_LRU)
 				for (size_t k = 1; k < f.c->nidx; k++)
 					assert_true(f.c->idx[k - 1]->end <=
 						    f.c->idx[k]->start);
@@ -378,11 +492,17 @@ static void test_bad_config(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_classes),	      cmocka_unit_test(test_overlap),
-		cmocka_unit_test(test_merge),	      cmocka_unit_test(test_lru_baseline),
-		cmocka_unit_test(test_evictfact),     cmocka_unit_test(test_invalidate),
-		cmocka_unit_test(test_backend_error), cmocka_unit_test(test_random_model),
-		cmocka_unit_test(test_stats_format),  cmocka_unit_test(test_bad_config),
+		cmocka_unit_test(test_classes),
+		cmocka_unit_test(test_overlap),
+		cmocka_unit_test(test_merge),
+		cmocka_unit_test(test_lru_baseline),
+		cmocka_unit_test(test_mre_worked_example),
+		cmocka_unit_test(test_segment_order),
+		cmocka_unit_test(test_invalidate),
+		cmocka_unit_test(test_backend_error),
+		cmocka_unit_test(test_random_model),
+		cmocka_unit_test(test_stats_format),
+		cmocka_unit_test(test_bad_config),
 	};
 
 	return cmocka_run_group_tests_name("reg_cache", tests, NULL, NULL);

@@ -179,8 +179,8 @@ t $? "leap-memctl stress --reg-cache mrrc: every read verified, $lk cache lookup
 mkdir -p "$tmp/mntz"
 "$B/leap-swapd" --transport rdma --mount "$tmp/mntz" --size 128M -s "$F" -d 7 \
 	--retry-ms 1000 --secret-file "$tmp/secret" --control "$tmp/ctlz" \
-	--cache-pages 1024 --reg-cache mrrc --reg-cache-size 16M </dev/null \
-	2>"$tmp/swapdz.log" &
+	--cache-pages 1024 --reg-cache mrrc --reg-cache-size 2M \
+	--reg-trace "$tmp/swapdz.tr" </dev/null 2>"$tmp/swapdz.log" &
 swapdz_pid=$!
 pids+=($swapdz_pid)
 for ((i = 0; i < 100; i++)); do
@@ -199,6 +199,13 @@ timeout -k 5 300 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' /sys/fs/cgroup/
 rc=$?
 t $rc "seq over 36M through swap with --reg-cache mrrc: exit $rc (every page verified)" ||
 	note "$(cat "$tmp/wlz.err")"
+# A second access shape for the recorded trace: phase cycles seq, stride:8,
+# reverse and random segments (docs/registration.md replays swapdz.tr).
+timeout -k 5 300 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' /sys/fs/cgroup/leapfh \
+	"$B/leap-workload" --pattern phase --footprint 24M --segment 256 >"$tmp/wlp.out" 2>"$tmp/wlp.err"
+rc=$?
+t $rc "phase over 24M through swap with --reg-cache mrrc: exit $rc (every page verified)" ||
+	note "$(cat "$tmp/wlp.err")"
 stz=$(timeout -k 5 20 python3 -c '
 import socket, sys
 s = socket.socket(socket.AF_UNIX); s.settimeout(10); s.connect(sys.argv[1])
@@ -209,6 +216,13 @@ zh=$(echo "$stz" | tr ' ' '\n' | sed -n 's/^reg_hits=//p')
 zc=$(echo "$stz" | tr ' ' '\n' | sed -n 's/^reg_contained=//p')
 [ "${zl:-0}" -gt 1000 ] && [ $((${zh:-0} + ${zc:-0})) -gt 0 ]
 t $? "leap-swapd's RDMA went through the cache: lookups=$zl hits=$zh contained=$zc"
+# 2 MiB is below what the FUSE buffers need (~4.5 MiB): MRE evicts, and the
+# swap above was verified page by page while it did.
+ze=$(echo "$stz" | tr ' ' '\n' | sed -n 's/^reg_evictions=//p')
+zd=$(echo "$stz" | tr ' ' '\n' | sed -n 's/^reg_deregistrations=//p')
+zp=$(echo "$stz" | tr ' ' '\n' | sed -n 's/^reg_pinned_peak=//p')
+[ "${ze:-0}" -gt 0 ] && [ "${zd:-0}" -gt 0 ]
+t $? "MRE evicted in the real data path: evictions=$ze deregistrations=$zd pinned_peak=$zp"
 swapoff "$loop" && losetup -d "$loop" && loop=
 t $? "swapoff with --reg-cache mrrc: every page came back"
 kill -TERM "$swapdz_pid" && wait "$swapdz_pid"
@@ -219,5 +233,5 @@ nr=$(grep -c '^r ' "$tmp/swapd.tr" 2>/dev/null)
 t $? "leap-swapd --reg-trace recorded $nr RDMA buffer references"
 "$B/leap-regsim" cache --capacity 4M "$tmp/swapd.tr" >"$tmp/regsim.out" 2>&1
 t $? "leap-regsim cache replays it" && while IFS= read -r l; do note "regsim: $l"; done <"$tmp/regsim.out"
-cp "$tmp/swapd.tr" "$out/swapd.tr" 2>/dev/null
+cp "$tmp/swapd.tr" "$tmp/swapdz.tr" "$out/" 2>/dev/null
 exit 0

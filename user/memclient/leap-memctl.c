@@ -59,7 +59,7 @@ static const struct argp_option options[] = {
 	{"seconds", OPT_SECONDS, "S", 0, "stress: duration (default 5)", 0},
 	{"write-pct", OPT_WRITE_PCT, "P", 0, "stress: share of rewrites (default 30)", 0},
 	{"batch", OPT_BATCH, "PAGES", 0, "fill/verify: pages per call (default 64)", 0},
-	{"reg-cache", OPT_REG_CACHE, "mrrc|lru|off", 0,
+	{"reg-cache", OPT_REG_CACHE, "mrrc|lru|mrrc-rank|off", 0,
 	 "RDMA: zero-copy through this registration cache (default off: staging copy)",
 	 0},
 	{"reg-trace", OPT_REG_TRACE, "FILE", 0,
@@ -126,7 +126,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_REG_CACHE:
 		if (!leap_mc_reg_cache_ok(arg))
-			argp_error(st, "--reg-cache is mrrc, lru or off");
+			argp_error(st, "--reg-cache is mrrc, lru, mrrc-rank or off");
 		a->mc.reg_cache = arg;
 		break;
 	case OPT_REG_TRACE:

@@ -1044,8 +1044,8 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 	if (cfg->reg_cache && strcmp(cfg->reg_cache, "off") &&
 	    mc->cfg.transport->read_pages) {
 		struct leap_reg_config rc = {
-			.policy = strcmp(cfg->reg_cache, "lru") ? LEAP_REG_MRRC
-								: LEAP_REG_LRU,
+			.policy = (enum leap_reg_policy)leap_reg_policy_parse(
+				cfg->reg_cache),
 			.max_bytes =
 				cfg->reg_cache_bytes ? cfg->reg_cache_bytes : 64 << 20,
 		};
@@ -1138,7 +1138,7 @@ void leap_mc_close(struct leap_mc *mc)
 
 int leap_mc_reg_cache_ok(const char *name)
 {
-	return !strcmp(name, "mrrc") || !strcmp(name, "lru") || !strcmp(name, "off");
+	return !strcmp(name, "off") || leap_reg_policy_parse(name) >= 0;
 }
 
 void leap_mc_reg_stats(char *buf, size_t len)

@@ -54,9 +54,9 @@ struct leap_mc_config {
 	 * registration trace format (include/leap/regtrace.h) for leap-regsim:
 	 * what a registration cache would have to register. */
 	const char *reg_trace;
-	/* RDMA: "mrrc" or "lru": RDMA straight into/from the caller's buffers,
-	 * registered through that cache of reg_cache_bytes (0: 64 MiB) pinned
-	 * at most; NULL or "off": through the staging copy (rdma_mr.h). */
+	/* RDMA: "mrrc", "lru" or "mrrc-rank": RDMA straight into/from the caller's
+	 * buffers, registered through that cache of reg_cache_bytes (0: 64 MiB) pinned at
+	 * most; NULL or "off": through the staging copy (rdma_mr.h). */
 	const char *reg_cache;
 	uint64_t reg_cache_bytes;
 };

@@ -24,9 +24,19 @@ const char *leap_reg_class_name(enum leap_reg_class cls)
 	return (unsigned)cls < 4 ? names[cls] : "?";
 }
 
+static const char *const policy_names[] = {"mrrc", "lru", "mrrc-rank"};
+
 const char *leap_reg_policy_name(enum leap_reg_policy p)
 {
-	return p == LEAP_REG_MRRC ? "mrrc" : p == LEAP_REG_LRU ? "lru" : "?";
+	return (unsigned)p < 3 ? policy_names[p] : "?";
+}
+
+int leap_reg_policy_parse(const char *name)
+{
+	for (int i = 0; i < 3; i++)
+		if (!strcmp(name, policy_names[i]))
+			return i;
+	return -1;
 }
 
 struct leap_reg_cache *leap_reg_cache_new(const struct leap_reg_config *cfg,
@@ -35,8 +45,7 @@ struct leap_reg_cache *leap_reg_cache_new(const struct leap_reg_config *cfg,
 	struct leap_reg_cache *c;
 	struct leap_reg_config k = *cfg;
 
-	if (!ops || !ops->reg || !ops->dereg ||
-	    (k.policy != LEAP_REG_MRRC && k.policy != LEAP_REG_LRU)) {
+	if (!ops || !ops->reg || !ops->dereg || (unsigned)k.policy > LEAP_REG_MRRC_RANK) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -47,7 +56,7 @@ struct leap_reg_cache *leap_reg_cache_new(const struct leap_reg_config *cfg,
 	if (!k.resort_max)
 		k.resort_max = 1024;
 	if (!k.evict_batch)
-		k.evict_batch = k.policy == LEAP_REG_MRRC ? 4 : 1;
+		k.evict_batch = k.policy == LEAP_REG_MRRC_RANK ? 4 : 1;
 	if (!k.max_segs)
 		k.max_segs = LEAP_REG_MAX_SEGS;
 	if ((k.page_size & (k.page_size - 1)) || k.resort_pct > 100 ||
@@ -180,12 +189,50 @@ static void lru_push_head(struct leap_reg_cache *c, struct leap_reg_region *r)
 	c->head = r;
 }
 
+/* A reference: r goes to the top of the stack and loses its Evictfact
+ * (MRE values it afresh when it next reaches the resorting section). */
 void reg_touch(struct leap_reg_cache *c, struct leap_reg_region *r)
 {
+	r->valued = false;
 	if (r->cached && c->head != r) {
 		lru_unlink(c, r);
 		lru_push_head(c, r);
 	}
+}
+
+/* Moves cached r to the bottom of the stack (MRE's resort). */
+void reg_to_bottom(struct leap_reg_cache *c, struct leap_reg_region *r)
+{
+	if (c->tail == r)
+		return;
+	lru_unlink(c, r);
+	r->prev = c->tail;
+	c->tail->next = r;
+	c->tail = r;
+}
+
+/*
+ * Gathers the resorting section into c->scratch, bottom first: the least
+ * recently used unreferenced regions, resort_pct percent of the cached ones
+ * but at least evict_batch and at most resort_max.  Returns how many (0:
+ * everything cached is in use, or no memory for the scratch array).
+ */
+size_t reg_section(struct leap_reg_cache *c)
+{
+	size_t want = ((size_t)c->st.entries * c->cfg.resort_pct + 99) / 100, m = 0;
+
+	if (want < c->cfg.evict_batch)
+		want = c->cfg.evict_batch;
+	if (want > c->cfg.resort_max)
+		want = c->cfg.resort_max;
+	if (want < 1)
+		want = 1;
+	if (reg_scratch_reserve(c, want) < 0)
+		want = c->scratch_cap;
+	for (struct leap_reg_region *r = c->tail; r && m < want; r = r->prev)
+		if (!r->refs)
+			c->scratch[m++] = r;
+	return m;
 }
 
 void reg_ref(struct leap_reg_cache *c, struct leap_reg_region *r)
@@ -203,14 +250,14 @@ void reg_drop(struct leap_reg_cache *c, struct leap_reg_region *r, bool gone)
 {
 	if (r->cached) {
 		lru_unlink(c, r);
-		if (c->cfg.policy == LEAP_REG_MRRC)
+		if (reg_indexed(c))
 			idx_remove(c, r);
 		r->cached = false;
 		c->st.entries--;
 		/* MRRC regions never overlap, so no other cached region needs
 		 * this range watched.  LRU regions may overlap: we leave their
 		 * watch in place (harmless, see monitor.c). */
-		if (!gone && c->has_watch && c->cfg.policy == LEAP_REG_MRRC)
+		if (!gone && c->has_watch && reg_indexed(c))
 			c->watch.unwatch(c->watch.ctx, r->start, r->end - r->start);
 	}
 	if (!r->refs)
@@ -237,6 +284,22 @@ int reg_scratch_reserve(struct leap_reg_cache *c, size_t n)
 }
 
 /*
+ * Evicts the eviction segment from c->scratch[0..m) (the section in
+ * eviction order): at least evict_batch regions, more while the room for
+ * len is not there, and deregisters them in one batch.
+ */
+void reg_evict_segment(struct leap_reg_cache *c, size_t m, uint64_t len)
+{
+	for (size_t j = 0; j < m; j++) {
+		if (j >= c->cfg.evict_batch && reg_has_room(c, len))
+			break;
+		c->st.evictions++;
+		reg_drop(c, c->scratch[j], false);
+	}
+	reg_flush_batch(c);
+}
+
+/*
  * Registers [start, end) and returns it referenced once.  It is cached when
  * the capacity allows (after evicting by the policy) and the monitor can
  * watch it; otherwise it serves this reference only (stats.uncached).
@@ -257,7 +320,9 @@ int reg_new_region(struct leap_reg_cache *c, uint64_t start, uint64_t end,
 		cache_it = false; /* would flush the whole cache for one request */
 	if (cache_it && !reg_has_room(c, len)) {
 		if (c->cfg.policy == LEAP_REG_MRRC)
-			mrrc_make_room(c, len);
+			mre_make_room(c, len);
+		else if (c->cfg.policy == LEAP_REG_MRRC_RANK)
+			mrrc_rank_make_room(c, len);
 		else
 			lru_make_room(c, len);
 		reg_flush_batch(c);
@@ -269,13 +334,13 @@ int reg_new_region(struct leap_reg_cache *c, uint64_t start, uint64_t end,
 		watched = c->watch.watch(c->watch.ctx, start, len) == 0;
 		cache_it = watched;
 	}
-	if (cache_it && c->cfg.policy == LEAP_REG_MRRC && reg_idx_insert(c, r) < 0)
+	if (cache_it && reg_indexed(c) && reg_idx_insert(c, r) < 0)
 		cache_it = false;
 	err = c->ops.reg(c->ops.ctx, start, len, &r->key);
 	if (err) {
-		if (cache_it && c->cfg.policy == LEAP_REG_MRRC)
+		if (cache_it && reg_indexed(c))
 			idx_remove(c, r);
-		if (watched && c->cfg.policy == LEAP_REG_MRRC)
+		if (watched && reg_indexed(c))
 			c->watch.unwatch(c->watch.ctx, start, len);
 		free(r);
 		return err < 0 ? err : -EIO;
@@ -292,7 +357,7 @@ int reg_new_region(struct leap_reg_cache *c, uint64_t start, uint64_t end,
 		c->st.entries++;
 	} else {
 		/* (LRU regions may overlap cached ones: their watch stays) */
-		if (watched && c->cfg.policy == LEAP_REG_MRRC)
+		if (watched && reg_indexed(c))
 			c->watch.unwatch(c->watch.ctx, start, len);
 		c->st.uncached++;
 	}
@@ -374,7 +439,7 @@ int leap_reg_get(struct leap_reg_cache *c, uint64_t addr, uint64_t len,
 	 * lookup that follows munmap in program order sees it. */
 	leap_reg_poll(c);
 	c->st.lookups++;
-	if (c->cfg.policy == LEAP_REG_MRRC)
+	if (reg_indexed(c))
 		err = mrrc_get(c, addr, len, ref);
 	else
 		err = lru_get(c, addr, len, ref);

@@ -14,80 +14,12 @@
  * array.  A request needing more than max_segs pieces is re-registered as
  * one region spanning the union (stats.merges) and the old pieces leave.
  *
- * Replacement: an LRU stack whose bottom part, the resorting section, is
- * ordered by Evictfact(s, r) = r + 1/s; the eviction segment (the
- * evict_batch regions with the largest Evictfact, more if the room needs
- * it) is deregistered in one batch.  Our reading of the terms (the paper's
- * full text is not in our reference corpus; its abstract says it "replaces
- * old memory regions according to both their sizes and recency"):
- *   r = recency rank within the resorting section scaled to [0, 1]:
- *       1 for its least recently used region, 0 for its most recent one;
- *   s = the region's size in pages;
- * and the largest Evictfact leaves first: old, small regions go before
- * large ones, which cost the most to register again (T = a*pages + b).
- * Scaling r keeps both terms in the same range; with raw integer ranks
- * 1/s <= 1 would only break ties and MRRC would be plain LRU.
+ * Replacement: MRE (mre.c), or the rank rule of mrrc-rank (mrrc_rank.c).
  */
 #include <errno.h>
 #include <stdlib.h>
 
 #include "cache_int.h"
-
-static int cmp_evictfact(const void *a, const void *b)
-{
-	const struct leap_reg_region *x = *(struct leap_reg_region *const *)a;
-	const struct leap_reg_region *y = *(struct leap_reg_region *const *)b;
-
-	if (x->evictfact != y->evictfact)
-		return x->evictfact > y->evictfact ? -1 : 1;
-	return x->age < y->age ? -1 : x->age > y->age; /* older first */
-}
-
-void mrrc_make_room(struct leap_reg_cache *c, uint64_t len)
-{
-	while (!reg_has_room(c, len)) {
-		size_t want = ((size_t)c->st.entries * c->cfg.resort_pct + 99) / 100;
-		size_t m = 0, evicted = 0;
-		struct leap_reg_region *r;
-
-		if (want < c->cfg.evict_batch)
-			want = c->cfg.evict_batch;
-		if (want > c->cfg.resort_max)
-			want = c->cfg.resort_max;
-		if (want < 1)
-			want = 1;
-		if (reg_scratch_reserve(c, want) < 0)
-			want = c->scratch_cap;
-		if (!want)
-			return;
-		/* The resorting section: the least recently used unreferenced
-		 * regions, from the bottom of the stack up. */
-		for (r = c->tail; r && m < want; r = r->prev)
-			if (!r->refs)
-				c->scratch[m++] = r;
-		if (!m)
-			return; /* everything cached is in use */
-		for (size_t j = 0; j < m; j++) {
-			struct leap_reg_region *q = c->scratch[j];
-			double rank =
-				m == 1 ? 1.0 : (double)(m - 1 - j) / (double)(m - 1);
-
-			q->age = (uint32_t)j;
-			q->evictfact =
-				rank + 1.0 / (double)reg_pages(c, q->end - q->start);
-		}
-		qsort(c->scratch, m, sizeof(*c->scratch), cmp_evictfact);
-		/* The eviction segment, deregistered as one batch. */
-		for (size_t j = 0; j < m; j++) {
-			if (evicted >= c->cfg.evict_batch && reg_has_room(c, len))
-				break;
-			c->st.evictions++;
-			reg_drop(c, c->scratch[j], false);
-			evicted++;
-		}
-		reg_flush_batch(c);
-	}
-}
 
 /* Drops the cached pieces a merge replaces (referenced ones wait detached). */
 static void merge_out(struct leap_reg_cache *c, size_t first, size_t n)

@@ -82,7 +82,7 @@ static const struct argp_option options[] = {
 	{"allow-memcg", OPT_ALLOW_MEMCG, NULL, 0,
 	 "Start even inside a memory-limited cgroup (deadlock-prone)", 0},
 	{"verbose", 'v', NULL, 0, "FUSE debug output", 0},
-	{"reg-cache", OPT_REG_CACHE, "mrrc|lru|off", 0,
+	{"reg-cache", OPT_REG_CACHE, "mrrc|lru|mrrc-rank|off", 0,
 	 "RDMA: move pages straight into/from FUSE's buffers, registered through "
 	 "this registration cache (default off: a copy through a registered "
 	 "staging buffer)",
@@ -196,7 +196,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_REG_CACHE:
 		if (!leap_mc_reg_cache_ok(arg))
-			argp_error(st, "--reg-cache is mrrc, lru or off");
+			argp_error(st, "--reg-cache is mrrc, lru, mrrc-rank or off");
 		a->mc.reg_cache = arg;
 		break;
 	case OPT_REG_CACHE_SIZE:
