@@ -15,7 +15,9 @@ out=${1:?usage: gen-config.sh OUT [CLANG]}
 clang=${2:-clang}
 here=$(cd "$(dirname "$0")" && pwd)
 
-bash "$here/install-deps.sh"
+# A Debian package build (debian/rules) sets LEAP_NO_INSTALL_DEPS=1: there
+# dpkg-buildpackage has checked the Build-Depends, and nothing is installed.
+[ -n "${LEAP_NO_INSTALL_DEPS:-}" ] || bash "$here/install-deps.sh"
 
 die()
 {
@@ -33,6 +35,7 @@ pc()
 	printf "%s := %s\n" "$var" "$(echo $val)"
 }
 
+command -v pkg-config >/dev/null || die "pkg-config missing (Debian package pkg-config; run 'sudo make deps')"
 tmp=$(mktemp "$out.XXXXXX")
 trap 'rm -f "$tmp"' EXIT
 {
