@@ -37,7 +37,7 @@ DEPS_STAMP := $(CONFIG_MK)
 
 # Goals that need no dependencies (and must work on a machine without
 # them): `make clean` does not install clang.
-NODEPS_GOALS := clean format format-check vm-clean uninstall help
+NODEPS_GOALS := clean format format-check vm-clean uninstall
 ifneq ($(MAKECMDGOALS),)
 ifeq ($(filter-out $(NODEPS_GOALS),$(MAKECMDGOALS)),)
 NO_CONFIG := 1

@@ -28,11 +28,12 @@ die()
 # pc VAR PACKAGE pkg-config-args...: VAR := pkg-config's answer.
 pc()
 {
-	local var=$1 pkg=$2 val
+	local var=$1 pkg=$2 val words
 	shift 2
 	val=$(pkg-config "$@" 2>&1) ||
 		die "pkg-config $* failed (Debian package $pkg; run 'sudo make deps'): $val"
-	printf "%s := %s\n" "$var" "$(echo $val)"
+	read -r -a words <<<"$val" # pkg-config ends its answer with a blank
+	printf "%s := %s\n" "$var" "${words[*]}"
 }
 
 command -v pkg-config >/dev/null || die "pkg-config missing (Debian package pkg-config; run 'sudo make deps')"
