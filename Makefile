@@ -16,9 +16,33 @@ ALL_CFLAGS = $(CFLAGS) $(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude -I$(OUTPUT)
 SAN_FLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer \
 	-fno-sanitize-recover=all
 
-# Build dependencies come from Debian; the stamp reruns the (idempotent)
-# installer only when its package list changes or a tool is missing.
-DEPS_STAMP := $(OUTPUT)/deps.stamp
+# Build dependencies come from Debian, and the flags some of them need
+# (pkg-config, clang's fuzzer runtime) can only be asked for once they are
+# installed.  So nothing is probed while make reads the makefiles: the
+# probes live in tools/gen-config.sh, which first runs tools/install-deps.sh
+# and then writes their answers to $(CONFIG_MK).  That file is included
+# below; GNU make remakes an included makefile that is missing or out of
+# date before it builds anything, then re-reads everything with the real
+# values (GNU make manual, "How Makefiles Are Remade").  A fresh machine
+# therefore installs the packages and builds in one `make`.  (Deferred `=`
+# variables in recipes would also work, but would run pkg-config once per
+# compile and hide a missing package behind a compiler error.)
+# $(CONFIG_MK) is remade when dpkg's database changes (a package installed
+# or removed), so the recorded flags never outlive the packages.
+CONFIG_MK := $(OUTPUT)/config.mk
+DPKG_STATUS := $(wildcard /var/lib/dpkg/status)
+# Targets ordered after the deps (order-only prerequisite); the name is kept
+# for the mk/ fragments.
+DEPS_STAMP := $(CONFIG_MK)
+
+# Goals that need no dependencies (and must work on a machine without
+# them): `make clean` does not install clang.
+NODEPS_GOALS := clean format format-check vm-clean uninstall
+ifneq ($(MAKECMDGOALS),)
+ifeq ($(filter-out $(NODEPS_GOALS),$(MAKECMDGOALS)),)
+NO_CONFIG := 1
+endif
+endif
 
 # Filled in by the mk/*.mk fragments.
 ALL_BINS :=
@@ -28,14 +52,17 @@ CLEAN_EXTRA :=
 .PHONY: all deps check check-unit bench clean format format-check demo
 all: # default goal, prerequisites added below
 
-$(DEPS_STAMP): tools/install-deps.sh
-	@mkdir -p $(OUTPUT)
-	bash tools/install-deps.sh
-	@touch $@
+$(CONFIG_MK): tools/install-deps.sh tools/gen-config.sh $(DPKG_STATUS)
+	@mkdir -p $(@D)
+	bash tools/gen-config.sh $@ $(CLANG)
 
+ifndef NO_CONFIG
+include $(CONFIG_MK)
+endif
+
+# Installs what is missing even when $(CONFIG_MK) is up to date.
 deps:
-	bash tools/install-deps.sh
-	@mkdir -p $(OUTPUT) && touch $(DEPS_STAMP)
+	bash tools/gen-config.sh $(CONFIG_MK) $(CLANG)
 
 # ---- libleap: the pure engine (no kernel, no I/O) -----------------------
 LIB_SRCS := $(wildcard user/lib/*.c)

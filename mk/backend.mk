@@ -13,10 +13,11 @@ WIRE_OBJS := $(patsubst user/%.c,$(BACKEND_DIR)/%.o,$(WIRE_SRCS))
 WIRE_REG_HDRS := include/leap/reg.h include/leap/firehose.h include/leap/regtrace.h \
 	$(wildcard user/reg/*.h)
 # libcrypto (OpenSSL) for HMAC-SHA256 and the CSPRNG.
-CRYPTO_LIBS := $(or $(shell pkg-config --libs libcrypto 2>/dev/null),-lcrypto)
+# (pkg-config's answers come from $(CONFIG_MK): Makefile, tools/gen-config.sh.)
+CRYPTO_LIBS := $(CFG_CRYPTO_LIBS)
 # rdma-core (libibverbs, librdmacm) for the RDMA verbs transport
 # (user/wire/rdma.c); linked everywhere the wire library is.
-RDMA_LIBS := $(or $(shell pkg-config --libs librdmacm libibverbs 2>/dev/null),-lrdmacm -libverbs)
+RDMA_LIBS := $(CFG_RDMA_LIBS)
 WIRE_LIBS := -Iuser/reg $(CRYPTO_LIBS) $(RDMA_LIBS) -pthread
 
 $(BACKEND_DIR)/wire/%.o: user/wire/%.c $(WIRE_HDRS) $(WIRE_REG_HDRS) | $(DEPS_STAMP)
@@ -34,7 +35,7 @@ $(OUTPUT)/tests/test_wire $(OUTPUT)/tests-san/test_wire: $(WIRE_SRCS) $(WIRE_HDR
 # ---- libFuzzer target: built when clang's fuzzer runtime is there
 # (libclang-rt-14-dev); tests/sys/fuzz.t runs it for a bounded time. ----
 FUZZ_BIN := $(BACKEND_DIR)/fuzz_wire
-FUZZ_RT := $(wildcard $(shell $(CLANG) -print-runtime-dir 2>/dev/null)/libclang_rt.fuzzer-$(shell uname -m).a)
+FUZZ_RT := $(CFG_FUZZ_RT)
 FUZZ_CFLAGS := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	$(WARN) -std=gnu11 -D_GNU_SOURCE -Iinclude
 
@@ -85,8 +86,8 @@ $(OUTPUT)/tests/test_wire_store $(OUTPUT)/tests-san/test_wire_store: user/memd/m
 	user/memclient/memclient.h
 
 # ---- leap-swapd: FUSE frontend over memclient ----
-FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
-FUSE_LIBS := $(or $(shell pkg-config --libs fuse3 2>/dev/null),-lfuse3 -lpthread)
+FUSE_CFLAGS := $(CFG_FUSE_CFLAGS)
+FUSE_LIBS := $(CFG_FUSE_LIBS) -lpthread
 SWAPD_SRCS := $(wildcard user/swapd/*.c)
 SWAPD_OBJS := $(patsubst user/%.c,$(BACKEND_DIR)/%.o,$(SWAPD_SRCS))
 SWAPD_CFLAGS := -Iuser/wire -Iuser/memclient -Iuser/swapd $(FUSE_CFLAGS)

@@ -9,8 +9,9 @@
 
 BPF_CFLAGS := -g -O2 -Wall -target bpf -D__TARGET_ARCH_$(ARCH) \
 	-Ivmlinux/$(ARCH) -Iinclude -Ibpf
-LIBBPF_CFLAGS := $(shell pkg-config --cflags libbpf 2>/dev/null)
-LIBBPF_LIBS := $(or $(shell pkg-config --libs libbpf 2>/dev/null),-lbpf) -lelf -lz
+# pkg-config's answers come from $(CONFIG_MK) (Makefile, tools/gen-config.sh).
+LIBBPF_CFLAGS := $(CFG_LIBBPF_CFLAGS)
+LIBBPF_LIBS := $(CFG_LIBBPF_LIBS) -lelf -lz
 
 BPF_OBJ := $(OUTPUT)/leap_observer.bpf.o
 BPF_SKEL := $(OUTPUT)/leap_observer.skel.h

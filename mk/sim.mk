@@ -6,8 +6,8 @@ SIM_HDRS := $(wildcard tools/sim/*.h)
 SIM_CORE_SRCS := $(filter-out tools/sim/report.c tools/sim/patterns.c,\
 	$(wildcard tools/sim/*.c))
 SIM_CORE_OBJS := $(patsubst tools/sim/%.c,$(SIM_DIR)/%.o,$(SIM_CORE_SRCS))
-SIM_JSON_CFLAGS := $(shell pkg-config --cflags json-c 2>/dev/null)
-SIM_JSON_LIBS := $(shell pkg-config --libs json-c 2>/dev/null || echo -ljson-c)
+SIM_JSON_CFLAGS := $(CFG_JSON_CFLAGS)
+SIM_JSON_LIBS := $(CFG_JSON_LIBS)
 
 $(SIM_DIR)/%.o: tools/sim/%.c $(SIM_HDRS) $(LIB_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)

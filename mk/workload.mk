@@ -6,8 +6,8 @@ ALL_BINS += $(WORKLOAD_BIN)
 
 $(WORKLOAD_OBJ): tools/leap-workload.c $(LIB_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) -pthread $(shell pkg-config --cflags json-c) -c $< -o $@
+	$(CC) $(ALL_CFLAGS) -pthread $(CFG_JSON_CFLAGS) -c $< -o $@
 
 $(WORKLOAD_BIN): $(WORKLOAD_OBJ) $(LIBLEAP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(WORKLOAD_OBJ) -o $@ $(LIBLEAP) -pthread $(shell pkg-config --libs json-c)
+	$(CC) $(CFLAGS) $(WORKLOAD_OBJ) -o $@ $(LIBLEAP) -pthread $(CFG_JSON_LIBS)

@@ -52,6 +52,7 @@ enum {
 	OPT_INTERVAL,
 	OPT_BACKEND,
 	OPT_BACKEND_DEV,
+	OPT_KEEP_RUNNING,
 };
 
 struct opts {
@@ -60,6 +61,7 @@ struct opts {
 	int ncgroups;
 	uint32_t pids[AGENT_MAX_TARGETS];
 	int npids;
+	bool keep_running; /* attach: stay up with no targets (a service) */
 	enum leap_hook hook;
 	unsigned ring_kb;
 	int kernel_ra_off; /* -1: off in backend mode, kept otherwise */
@@ -99,6 +101,10 @@ static const struct argp_option common_opts[] = {
 static const struct argp_option attach_opts[] = {
 	{"cgroup", 'g', "PATH", 0, "Watch this cgroup v2 directory (repeatable)", 0},
 	{"pid", 'p', "PID", 0, "Watch this process (repeatable)", 0},
+	{"keep-running", OPT_KEEP_RUNNING, NULL, 0,
+	 "Stay attached when there is nothing (left) to watch: the service's form, "
+	 "whose default config names no target yet",
+	 0},
 	{},
 };
 
@@ -198,6 +204,9 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 		if (o->npids == AGENT_MAX_TARGETS)
 			argp_error(state, "too many --pid");
 		o->pids[o->npids++] = (uint32_t)v;
+		return 0;
+	case OPT_KEEP_RUNNING:
+		o->keep_running = true;
 		return 0;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
@@ -778,7 +787,7 @@ static void event_loop(struct agent *a, pid_t child, int *child_status,
 		if (mono_ns() - last_tick > 1000000000ULL) {
 			last_tick = mono_ns();
 			agent_tick(a, last_tick);
-			if (child <= 0 && a->ntargets == 0) {
+			if (child <= 0 && a->ntargets == 0 && !o->keep_running) {
 				fprintf(stderr, "leap-agent: every target has exited\n");
 				break;
 			}
@@ -803,7 +812,9 @@ static int cmd_attach(int argc, char **argv)
 		"Watch cgroups and processes and prefetch their swapped pages.\v"
 		"Targets come from --cgroup, --pid and the config's [cgroup PATH] "
 		"sections.  SIGINT/SIGTERM detach and remove the pins; SIGHUP reloads "
-		"the config (a bad file keeps the old policy).",
+		"the config (a bad file keeps the old policy; new [cgroup] sections "
+		"take a restart).  Without --keep-running the agent exits 0 when no "
+		"target is left.",
 		kids,
 		NULL,
 		NULL};
@@ -820,7 +831,7 @@ static int cmd_attach(int argc, char **argv)
 		return 2;
 	if (load_config(&o, &cfg))
 		return 1;
-	if (o.ncgroups + o.npids + cfg.ncgroups == 0) {
+	if (o.ncgroups + o.npids + cfg.ncgroups == 0 && !o.keep_running) {
 		fprintf(stderr,
 			"leap-agent: nothing to watch: give --cgroup PATH, --pid PID or "
 			"[cgroup PATH] sections in --config\n");
@@ -864,6 +875,12 @@ static int cmd_attach(int argc, char **argv)
 	fprintf(stderr,
 		"leap-agent: attached to %d target(s), hook %s, prefetch %s, caps %s\n",
 		a->ntargets, leap_observer_hook_name(a->obs), prefetch_path(a), caps);
+	if (a->ntargets == 0)
+		fprintf(stderr,
+			"leap-agent: nothing to watch yet: add [cgroup PATH] sections to "
+			"%s "
+			"and restart the agent\n",
+			o.config_path ? o.config_path : "a --config file");
 	t0 = (double)mono_ns() / 1e9;
 	cpu0 = cpu_now();
 	event_loop(a, 0, NULL, &o);

@@ -147,14 +147,26 @@ else
 fi
 
 # ---- the tracepoint path on the same kernel -------------------------------------
-# It needs the memcg/count_memcg_events tracepoint (kernels from ~6.13): where
-# tracefs lists it the forced run must work, elsewhere the agent must refuse
-# with a reason instead of running half-blind.
+# It needs the memcg/count_memcg_events tracepoint (kernels from ~6.13) with
+# the memory controller on: where the kernel has it the forced run must work,
+# elsewhere the agent must refuse with a reason instead of running half-blind.
+# The probe reads the kernel's BTF, as the agent does (tp_btf programs attach
+# by the btf_trace_<name> typedef, not through tracefs), but with bpftool, so
+# the check does not take the agent's word for it.  tracefs is not mounted
+# after a fresh boot, so looking under /sys/kernel/tracing would call the
+# tracepoint missing on the very kernel that has it.
+btf_has_typedef()
+{
+	# grep reads to the end: with -q it would exit at the first match and,
+	# under pipefail, bpftool's SIGPIPE would make the pipeline fail.
+	bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -F "TYPEDEF '$1'" >/dev/null
+}
+memcg_on=$(awk '$1 == "memory" { print $4 }' /proc/cgroups 2>/dev/null)
 agent_run tp --hook tracepoint --memory-limit "$limit" --policy leap -- "${wl[@]}"
 rc=$?
 tp_err=$(grep -v '^leap-agent: wall' "$out/tp.err" | tr '\n' ' ' | sed 's/ *$//')
-if [ -d /sys/kernel/tracing/events/memcg/count_memcg_events ] ||
-	[ -d /sys/kernel/debug/tracing/events/memcg/count_memcg_events ]; then
+if btf_has_typedef btf_trace_count_memcg_events && btf_has_typedef btf_trace_page_fault_user &&
+	[ "${memcg_on:-0}" != 0 ]; then
 	put TRACEPOINT yes
 	ok $rc "tracepoint: workload ran and its data is intact (exit $rc)" || diag "$tp_err"
 	is "$(jget "$out/tp.json" .hook)" tracepoint "tracepoint: hook forced"

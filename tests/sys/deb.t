@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# leap-timeout: 900
+# SPDX-License-Identifier: MIT
+# The Debian package: `make deb` builds it (dpkg-buildpackage, debhelper),
+# its contents and maintainer scripts are checked here, then the Debian 6.1
+# guest (tests/vm/boot.sh, TCG) installs it with dpkg -i into an overlay of
+# its root, runs the leap-agent service from the installed unit, and purges
+# it, leaving nothing (tests/vm/guest-deb.sh; each guest TAP line is relayed
+# as "6.1: ...").  Measured: ~2 min (build ~20 s, guest ~1.5 min).
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/lib/tap.sh
+. "$repo/tests/lib/tap.sh"
+. "$repo/tests/vm/lib.sh"
+
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (qemu's 9p root; make deb installs debhelper)"
+git -C "$repo" rev-parse --git-dir >/dev/null 2>&1 || skip_all "not a git checkout (make deb copies git ls-files)"
+run=
+trap '[ -n "$run" ] && rm -rf "$run"' EXIT
+
+# ---- build -----------------------------------------------------------------------
+timeout 600 make -C "$repo" --no-print-directory deb >"$VM_CACHE/deb-build.log" 2>&1
+ok $? "make deb" || bail_out "make deb failed: $(tail -n 20 "$VM_CACHE/deb-build.log")"
+deb=$(ls "$repo"/.output/deb/leap_*_amd64.deb 2>/dev/null | head -n 1)
+[ -f "$deb" ]
+ok $? "one .deb: ${deb#"$repo"/}" || bail_out "no .deb"
+files=$(dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|')
+for f in /usr/bin/leap-agent /usr/bin/leap-memd /usr/bin/leap-swapd /usr/bin/leap-memctl \
+	/lib/systemd/system/leap-agent.service /etc/leap/leap.conf \
+	/usr/share/man/man8/leap-agent.8.gz /usr/share/man/man8/leap-memd.8.gz \
+	/usr/share/man/man8/leap-swapd.8.gz /usr/share/man/man8/leap-memctl.8.gz \
+	/usr/share/bash-completion/completions/leap-agent /usr/share/doc/leap/copyright; do
+	grep -qx "$f" <<<"$files"
+	ok $? "package has $f"
+done
+is "$(grep -c '^/usr/lib/debug' <<<"$files")" 0 "no debug files in the package"
+ctl=$(mktemp -d)
+dpkg-deb -e "$deb" "$ctl"
+is "$(cat "$ctl/conffiles")" /etc/leap/leap.conf "conffiles: /etc/leap/leap.conf"
+grep -q "deb-systemd-helper enable 'leap-agent.service'" "$ctl/postinst"
+ok $? "postinst enables the unit"
+grep -q "deb-systemd-invoke \$_dh_action 'leap-agent.service'" "$ctl/postinst"
+ok $? "postinst starts it (where systemd runs)"
+grep -q "deb-systemd-invoke stop 'leap-agent.service'" "$ctl/prerm"
+ok $? "prerm stops it"
+grep -q 'rm -rf /etc/leap' "$ctl/postrm"
+ok $? "postrm purge removes /etc/leap"
+rm -rf "$ctl"
+unit=$(dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ./lib/systemd/system/leap-agent.service)
+like "$(grep '^ExecStart=' <<<"$unit")" \
+	'^ExecStart=/usr/bin/leap-agent attach --keep-running --config /etc/leap/leap.conf$' \
+	"the unit's ExecStart has the installed paths"
+is "$(grep -c '@[A-Z]*@' <<<"$unit")" 0 "no @PLACEHOLDER@ left in the unit"
+
+# ---- install, run, purge in the 6.1 guest -----------------------------------------
+bash "$repo/tests/vm/deps.sh" >&2 || bail_out "cannot install qemu/busybox (tests/vm/deps.sh)"
+env=$(bash "$repo/tests/vm/fetch-kernel.sh" 6.1) || bail_out "cannot fetch the 6.1 kernel"
+# shellcheck source=/dev/null
+. "$env"
+modroot=${MODDIR%/lib/modules/*}
+ls "$MODDIR"/kernel/fs/overlayfs/overlay.ko* >/dev/null 2>&1
+ok $? "6.1 kernel package has overlayfs" || bail_out "no overlay module under $MODDIR"
+mkdir -p "$VM_CACHE/runs"
+run=$(mktemp -d "$VM_CACHE/runs/deb-t.XXXXXX")
+t0=$(date +%s)
+# The guest sees the checkout (and so the .deb) at its host path.
+bash "$repo/tests/vm/boot.sh" --quiet --timeout 600 --swap-mib 0 --run-dir "$run" \
+	6.1 "$repo/tests/vm/guest-deb.sh" "$repo" "$modroot" "$deb"
+rc=$?
+note "6.1 guest: status $rc after $(($(date +%s) - t0))s"
+vm_relay_tap "$run/out/guest.tap" "6.1: "
+ok $? "6.1: the guest ran to its plan line"
+is "$rc" 0 "6.1: the guest script exited 0" || diag "$(tail -n 20 "$run/console.log" 2>/dev/null)"
+done_testing
