@@ -15,6 +15,10 @@
 
 /* Capacity of the target maps leap_cgroups and leap_pids. */
 #define LEAP_TARGETS_MAX 1024
+/* Resolved cgroups remembered (leap_cg_match): watched and not alike. */
+#define LEAP_MATCH_CACHE_MAX 8192
+/* Cgroup levels walked up from a fault's cgroup to find its target. */
+#define LEAP_CGROUP_DEPTH_MAX 32
 /* Per-stream last fault address (key: tgid, or tid for per-thread deltas). */
 #define LEAP_STREAMS_MAX 65536
 /* Faults in flight, one per thread (key: tid). */
