@@ -164,13 +164,8 @@ struct {
  * leap_targets_gen; the loader bumps it after every change to
  * leap_cgroups, which makes all older entries stale at once.  Cgroup ids
  * are never reused (64-bit kernfs ids), so an id always names one cgroup.
+ * Value: struct leap_match (leap_observer.h).
  */
-struct leap_match {
-	struct leap_target t;
-	__u64 target_id; /* 0: no target covers this cgroup */
-	__u64 gen;	 /* leap_targets_gen when resolved */
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, LEAP_MATCH_CACHE_MAX);

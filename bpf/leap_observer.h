@@ -13,6 +13,8 @@
 #include <linux/types.h>
 #endif
 
+#include "leap_event.h"
+
 /* Capacity of the target maps leap_cgroups and leap_pids. */
 #define LEAP_TARGETS_MAX 1024
 /* Resolved cgroups remembered (leap_cg_match): watched and not alike. */
@@ -27,6 +29,17 @@
 #define LEAP_RINGBUF_DEFAULT (1u << 20)
 /* Default unread backlog that wakes the reader for non-major events. */
 #define LEAP_WAKEUP_DEFAULT 4096u
+
+/*
+ * Value of leap_cg_match (key: __u64 cgroup v2 id of a faulting task): the
+ * target that cgroup resolved to.  The agent reads it when leap_leaves is
+ * full.
+ */
+struct leap_match {
+	struct leap_target t;
+	__u64 target_id; /* 0: no target covers this cgroup */
+	__u64 gen;	 /* leap_targets_gen when resolved */
+};
 
 /* leap_owner.hook */
 #define LEAP_OWNER_HOOK_FENTRY	   1
