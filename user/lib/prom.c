@@ -64,7 +64,8 @@ static void labels_out(FILE *f, const struct prom_label *labels, int nlabels,
 	fputc('}', f);
 }
 
-/* Go's strconv-style floats the parsers accept: NaN, +Inf, -Inf, %.17g. */
+/* Floats as the parsers accept them: NaN, +Inf, -Inf, else %.15g (enough
+ * for ratios and seconds; counters go through prom_sample_u64, exact). */
 static void value_out(FILE *f, double v)
 {
 	if (isnan(v))
@@ -72,7 +73,7 @@ static void value_out(FILE *f, double v)
 	else if (isinf(v))
 		fputs(v > 0 ? "+Inf" : "-Inf", f);
 	else
-		fprintf(f, "%.17g", v);
+		fprintf(f, "%.15g", v);
 }
 
 void prom_sample(FILE *f, const char *name, const struct prom_label *labels, int nlabels,
@@ -104,7 +105,7 @@ void prom_histogram(FILE *f, const char *name, const struct prom_label *labels,
 	for (int i = 0; i <= nbounds; i++) {
 		cum += counts[i];
 		if (i < nbounds)
-			snprintf(le, sizeof(le), "%.17g", bounds[i]);
+			snprintf(le, sizeof(le), "%.15g", bounds[i]);
 		else
 			snprintf(le, sizeof(le), "+Inf");
 		fputs(sample, f);
