@@ -59,7 +59,7 @@ start_agent()
 	AGENT_PID=$!
 	fixture_track_pid "$AGENT_PID"
 	for _ in $(seq 100); do
-		grep -q "attached to" "$tmp/agent.err" && return 0
+		grep -q "attached to" "$tmp/agent.err" 2>/dev/null && return 0
 		_fx_alive "$AGENT_PID" || return 1
 		sleep 0.1
 	done
@@ -195,7 +195,7 @@ is "$(slot_field "$S" faults)" 0 "exact: the child's faults are not the slice's"
 run_timeout 120 "${in_cg[@]}" "$S" "$WL" --pattern stride:16 --footprint 48M >/dev/null 2>&1
 is $? 0 "workload in the slice itself: exit 0"
 "$AGENT" stats --json >"$tmp/stats.json"
-cmp_ok "$(slot_field "$S" swapin_misses)" '>' 1000 "exact: the slice's own faults count"
+cmp_ok "$(slot_field "$S" faults)" '>' 1000 "exact: the slice's own faults count ($(slot_field "$S" faults))"
 stop_agent
 is $? 0 "the agent exits 0"
 memcg_destroy "$h"
