@@ -203,8 +203,8 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_METRICS_TEXTFILE:
 		if (!*arg || arg[strlen(arg) - 1] == '/')
-			argp_error(state, "--metrics-textfile needs a file name, not '%s'",
-				   arg);
+			argp_error(state,
+				   "--metrics-textfile needs a file name, not '%s'", arg);
 		o->metrics_textfile = arg;
 		return 0;
 	case 'p':
@@ -411,25 +411,30 @@ static json_object *state_targets(struct agent *a)
 		json_object *t = json_object_new_object();
 		bool cg = tg->kind == TARGET_CGROUP;
 
-		json_object_object_add(t, "kind", json_object_new_string(cg ? "cgroup" : "pid"));
+		json_object_object_add(t, "kind",
+				       json_object_new_string(cg ? "cgroup" : "pid"));
 		json_object_object_add(t, "target", json_object_new_string(tg->path));
-		json_object_object_add(t, "mode",
-				       json_object_new_string(agent_mode_name(tg->policy.mode)));
+		json_object_object_add(
+			t, "mode",
+			json_object_new_string(agent_mode_name(tg->policy.mode)));
 		json_object_object_add(t, "stream",
-				       json_object_new_string(
-					       leap_stream_key_name(tg->policy.params.key)));
-		json_object_object_add(t, "stats_slot", json_object_new_int((int)tg->slot));
+				       json_object_new_string(leap_stream_key_name(
+					       tg->policy.params.key)));
+		json_object_object_add(t, "stats_slot",
+				       json_object_new_int((int)tg->slot));
 		if (cg) {
 			json_object *ls = json_object_new_array();
 
-			json_object_object_add(
-				t, "match",
-				json_object_new_string(tg->policy.exact ? "exact" : "tree"));
+			json_object_object_add(t, "match",
+					       json_object_new_string(tg->policy.exact
+									      ? "exact"
+									      : "tree"));
 			json_object_object_add(t, "cgroup_id",
 					       json_object_new_uint64(tg->cgroup_id));
 			json_object_object_add(
 				t, "state",
-				json_object_new_string(tg->gone ? "removed" : "watching"));
+				json_object_new_string(tg->gone ? "removed"
+								: "watching"));
 			for (int j = 0; j < a->leaves.n; j++) {
 				const struct agent_leaf *f = &a->leaves.v[j];
 				json_object *l;
@@ -485,7 +490,8 @@ static json_object *state_agent(struct agent *a)
 						      ru.ru_stime.tv_usec / 1e6));
 	/* reaction latency: per-bucket (not cumulative) counts, last = +Inf */
 	for (int i = 0; i < AGENT_LAT_BUCKETS; i++)
-		json_object_array_add(bounds, json_object_new_int((int)agent_lat_bounds_us[i]));
+		json_object_array_add(bounds,
+				      json_object_new_int((int)agent_lat_bounds_us[i]));
 	for (int i = 0; i <= AGENT_LAT_BUCKETS; i++)
 		json_object_array_add(counts, json_object_new_uint64(a->lat_hist[i]));
 	json_object_object_add(h, "bounds_us", bounds);
@@ -543,7 +549,8 @@ static void write_state(struct agent *a, const char *caps)
 		json_object_new_string(a->prefetch_why ? a->prefetch_why : ""));
 	json_object_object_add(o, "capabilities", json_object_new_string(caps_kept));
 	if (a->be)
-		json_object_object_add(o, "backend_socket", json_object_new_string(a->be->path));
+		json_object_object_add(o, "backend_socket",
+				       json_object_new_string(a->be->path));
 	json_object_object_add(o, "targets", state_targets(a));
 	json_object_object_add(o, "agent", state_agent(a));
 	mkdir(STATE_DIR, 0755);
@@ -1207,7 +1214,8 @@ static int cmd_status(int argc, char **argv)
 			for (size_t j = 0; ls && j < json_object_array_length(ls); j++)
 				printf("  matched cgroup:  %s\n",
 				       json_object_get_string(json_object_object_get(
-					       json_object_array_get_idx(ls, j), "path")));
+					       json_object_array_get_idx(ls, j),
+					       "path")));
 		}
 	}
 	json_object_put(state);

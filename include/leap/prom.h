@@ -43,8 +43,8 @@ void prom_sample_u64(FILE *f, const char *name, const struct prom_label *labels,
  * every bound.
  */
 void prom_histogram(FILE *f, const char *name, const struct prom_label *labels,
-		    int nlabels, const double *bounds, const uint64_t *counts, int nbounds,
-		    double sum);
+		    int nlabels, const double *bounds, const uint64_t *counts,
+		    int nbounds, double sum);
 
 /* Writes value escaped for a label value (\\, \" and \n) to f. */
 void prom_escape(FILE *f, const char *value);

@@ -424,7 +424,8 @@ static void tick_cgroups(struct agent *a)
 			continue;
 		check_cgroup_target(a, t);
 		if (!t->gone)
-			roots[n++] = (struct leaves_root){.id = t->cgroup_id, .path = t->path};
+			roots[n++] =
+				(struct leaves_root){.id = t->cgroup_id, .path = t->path};
 	}
 	if (leaves_tick(&a->leaves, roots, n))
 		a->state_dirty = true;

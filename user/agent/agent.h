@@ -30,9 +30,9 @@ struct agent_target {
 	uint32_t tgid;	     /* TARGET_PID */
 	char path[PATH_MAX]; /* cgroup directory, for messages and reloads */
 	struct agent_policy policy;
-	uint32_t slot;	  /* leap_stats slot */
+	uint32_t slot;	   /* leap_stats slot */
 	bool exact_forced; /* --cgroup-exact: exact whatever the config says */
-	bool gone;	  /* TARGET_CGROUP: removed; watched again once re-created */
+	bool gone;	   /* TARGET_CGROUP: removed; watched again once re-created */
 };
 
 struct agent_counters {

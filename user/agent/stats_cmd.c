@@ -136,8 +136,10 @@ static int view_load(struct view *v, char *err, size_t errlen)
 			prev = &key;
 			if (bpf_map_lookup_elem(lfd, &key, &lf))
 				continue;
-			v->leaves[v->nleaves++] = (struct leaf_row){
-				.id = key, .slot = lf.stats_slot, .path = leaf_path(v, key)};
+			v->leaves[v->nleaves++] =
+				(struct leaf_row){.id = key,
+						  .slot = lf.stats_slot,
+						  .path = leaf_path(v, key)};
 		}
 		close(lfd);
 	}
@@ -180,7 +182,8 @@ static void print_text(const struct view *v)
 		if (!v->used[k])
 			continue;
 		agent_rates(s, v->backend, &acc, &cov);
-		printf("%-5u %-10llu %12llu %12llu %12llu %10llu %12llu %12llu %8.1f %8.1f  ",
+		printf("%-5u %-10llu %12llu %12llu %12llu %10llu %12llu %12llu %8.1f "
+		       "%8.1f  ",
 		       k, (unsigned long long)s->cgroup_id, (unsigned long long)s->faults,
 		       (unsigned long long)s->swapin_misses,
 		       (unsigned long long)s->events_sent,
@@ -190,13 +193,15 @@ static void print_text(const struct view *v)
 		if (t)
 			printf("%s (%s, %s%s)\n", jstr(t, "target", "?"),
 			       jstr(t, "match", "?"), jstr(t, "mode", "?"),
-			       strcmp(jstr(t, "state", ""), "removed") ? "" : ", removed");
+			       strcmp(jstr(t, "state", ""), "removed") ? ""
+								       : ", removed");
 		else
 			printf("%s\n", k == 0 ? "(pid targets)" : "?");
 		for (int i = 0; i < v->nleaves; i++)
 			if (v->leaves[i].slot == k)
 				printf("      matched: %s (id %llu)\n",
-				       v->leaves[i].path ? v->leaves[i].path : "(not named yet)",
+				       v->leaves[i].path ? v->leaves[i].path
+							 : "(not named yet)",
 				       (unsigned long long)v->leaves[i].id);
 	}
 }
@@ -227,19 +232,21 @@ static json_object *to_json(const struct view *v)
 		o = json_object_new_object();
 		json_object_object_add(o, "slot", json_object_new_int((int)k));
 		for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++)
-			json_object_object_add(o, f[i].name, json_object_new_uint64(f[i].v));
+			json_object_object_add(o, f[i].name,
+					       json_object_new_uint64(f[i].v));
 		agent_rates(s, v->backend, &acc, &cov);
 		json_object_object_add(o, "accuracy", json_object_new_double(acc));
 		json_object_object_add(o, "coverage", json_object_new_double(cov));
 		if (t) {
-			json_object_object_add(o, "target",
-					       json_object_new_string(jstr(t, "target", "")));
-			json_object_object_add(o, "match",
-					       json_object_new_string(jstr(t, "match", "")));
-			json_object_object_add(o, "mode",
-					       json_object_new_string(jstr(t, "mode", "")));
-			json_object_object_add(o, "state",
-					       json_object_new_string(jstr(t, "state", "")));
+			json_object_object_add(
+				o, "target",
+				json_object_new_string(jstr(t, "target", "")));
+			json_object_object_add(
+				o, "match", json_object_new_string(jstr(t, "match", "")));
+			json_object_object_add(
+				o, "mode", json_object_new_string(jstr(t, "mode", "")));
+			json_object_object_add(
+				o, "state", json_object_new_string(jstr(t, "state", "")));
 		}
 		ls = json_object_new_array();
 		for (int i = 0; i < v->nleaves; i++) {
@@ -250,10 +257,11 @@ static json_object *to_json(const struct view *v)
 			l = json_object_new_object();
 			json_object_object_add(l, "cgroup_id",
 					       json_object_new_uint64(v->leaves[i].id));
-			json_object_object_add(l, "path",
-					       v->leaves[i].path
-						       ? json_object_new_string(v->leaves[i].path)
-						       : NULL);
+			json_object_object_add(
+				l, "path",
+				v->leaves[i].path
+					? json_object_new_string(v->leaves[i].path)
+					: NULL);
 			json_object_array_add(ls, l);
 		}
 		json_object_object_add(o, "leaves", ls);
@@ -284,7 +292,8 @@ static const struct slot_metric {
 	 offsetof(struct leap_cg_stats, prefetch_hits)},
 	{"leap_events_sent_total", "Fault events BPF sent to the agent.",
 	 offsetof(struct leap_cg_stats, events_sent)},
-	{"leap_events_dropped_total", "Fault events lost because the ring buffer was full.",
+	{"leap_events_dropped_total",
+	 "Fault events lost because the ring buffer was full.",
 	 offsetof(struct leap_cg_stats, events_dropped)},
 };
 
@@ -320,7 +329,7 @@ static const struct agent_metric {
 /* leap-swapd STATS keys that are levels, not counts. */
 static bool swapd_gauge(const char *key)
 {
-	static const char *const g[] = {"cache_pages", "cached",	   "queue",
+	static const char *const g[] = {"cache_pages",	    "cached",	"queue",
 					"under_replicated", "mr_bytes", "fh_pins"};
 
 	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++)
@@ -381,7 +390,8 @@ static void prom_swapd(FILE *f, const char *sock)
 	prom_sample(f, "leap_swapd_up", &l, 1, up);
 	if (!up)
 		return;
-	for (tok = strtok_r(reply + 2, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+	for (tok = strtok_r(reply + 2, " \n", &save); tok;
+	     tok = strtok_r(NULL, " \n", &save)) {
 		char *eq = strchr(tok, '='), name[160], help[256], *end;
 		unsigned long long val;
 		bool gauge;
@@ -393,7 +403,8 @@ static void prom_swapd(FILE *f, const char *sock)
 		if (*end || !prom_name_ok(tok, false))
 			continue;
 		gauge = swapd_gauge(tok);
-		snprintf(name, sizeof(name), "leap_swapd_%s%s", tok, gauge ? "" : "_total");
+		snprintf(name, sizeof(name), "leap_swapd_%s%s", tok,
+			 gauge ? "" : "_total");
 		snprintf(help, sizeof(help), "leap-swapd STATS field %s.", tok);
 		prom_family(f, name, gauge ? "gauge" : "counter", help);
 		prom_sample_u64(f, name, &l, 1, val);
@@ -411,7 +422,8 @@ static void prom_agent(FILE *f, json_object *ag)
 		if (!v)
 			continue;
 		prom_family(f, agent_metrics[i].name, "counter", agent_metrics[i].help);
-		prom_sample_u64(f, agent_metrics[i].name, NULL, 0, json_object_get_uint64(v));
+		prom_sample_u64(f, agent_metrics[i].name, NULL, 0,
+				json_object_get_uint64(v));
 	}
 	prom_family(f, "leap_agent_cpu_seconds_total", "counter",
 		    "CPU time the agent used, by mode.");
@@ -429,7 +441,8 @@ static void prom_agent(FILE *f, json_object *ag)
 
 		if (nb < 32 && c && json_object_array_length(c) == nb + 1) {
 			for (size_t i = 0; i < nb; i++)
-				bounds[i] = json_object_get_int(json_object_array_get_idx(b, i)) /
+				bounds[i] = json_object_get_int(
+						    json_object_array_get_idx(b, i)) /
 					    1e6;
 			for (size_t i = 0; i <= nb; i++)
 				counts[i] = json_object_get_uint64(
@@ -437,14 +450,15 @@ static void prom_agent(FILE *f, json_object *ag)
 			prom_family(f, "leap_reaction_latency_seconds", "histogram",
 				    "From a fault's entry to the agent issuing the "
 				    "prefetch it triggered.");
-			prom_histogram(f, "leap_reaction_latency_seconds", NULL, 0, bounds,
-				       counts, (int)nb,
+			prom_histogram(f, "leap_reaction_latency_seconds", NULL, 0,
+				       bounds, counts, (int)nb,
 				       json_object_get_uint64(jget(h, "sum_us")) / 1e6);
 		}
 	}
 	if (progs) {
-		prom_family(f, "leap_bpf_run_seconds_total", "counter",
-			    "Kernel time spent in each BPF program (attach --bpf-stats).");
+		prom_family(
+			f, "leap_bpf_run_seconds_total", "counter",
+			"Kernel time spent in each BPF program (attach --bpf-stats).");
 		json_object_object_foreach(progs, name, p)
 		{
 			struct prom_label l = {"program", name};
@@ -474,9 +488,11 @@ static void slot_labels(const struct view *v, uint32_t k, struct prom_label l[2]
 	if (k == 0) {
 		l[1] = (struct prom_label){"cgroup", ""};
 	} else if (t) {
-		l[1] = (struct prom_label){"cgroup", cgroup_name(v, jstr(t, "target", ""))};
+		l[1] = (struct prom_label){"cgroup",
+					   cgroup_name(v, jstr(t, "target", ""))};
 	} else {
-		snprintf(idbuf, idlen, "id:%llu", (unsigned long long)v->slots[k].cgroup_id);
+		snprintf(idbuf, idlen, "id:%llu",
+			 (unsigned long long)v->slots[k].cgroup_id);
 		l[1] = (struct prom_label){"cgroup", idbuf};
 	}
 }
@@ -494,9 +510,10 @@ static void write_prom(FILE *f, const struct view *v)
 		prom_family(f, slot_metrics[m].name, "counter", slot_metrics[m].help);
 		for (__u32 k = 0; k < LEAP_STATS_SLOTS; k++)
 			if (v->used[k])
-				prom_sample_u64(f, slot_metrics[m].name, lab[k], 2,
-						*(const uint64_t *)((const char *)&v->slots[k] +
-								    slot_metrics[m].off));
+				prom_sample_u64(
+					f, slot_metrics[m].name, lab[k], 2,
+					*(const uint64_t *)((const char *)&v->slots[k] +
+							    slot_metrics[m].off));
 	}
 	prom_family(f, "leap_prefetch_accuracy_ratio", "gauge",
 		    "Prefetch hits per prefetched page since the agent started.");
@@ -545,7 +562,8 @@ static void write_prom(FILE *f, const struct view *v)
 		};
 
 		if (!v->leaves[i].path) {
-			snprintf(id, sizeof(id), "id:%llu", (unsigned long long)v->leaves[i].id);
+			snprintf(id, sizeof(id), "id:%llu",
+				 (unsigned long long)v->leaves[i].id);
 			l[0].value = id;
 		}
 		prom_sample(f, "leap_cgroup_matched_info", l, 2, 1);
@@ -554,8 +572,9 @@ static void write_prom(FILE *f, const struct view *v)
 		struct prom_label l[2] = {{"hook", jstr(v->state, "hook", "")},
 					  {"prefetch", jstr(v->state, "prefetch", "")}};
 
-		prom_family(f, "leap_agent_info", "gauge",
-			    "The running agent's hook path and prefetch path (always 1).");
+		prom_family(
+			f, "leap_agent_info", "gauge",
+			"The running agent's hook path and prefetch path (always 1).");
 		prom_sample(f, "leap_agent_info", l, 2, 1);
 		prom_agent(f, jget(v->state, "agent"));
 		if (jget(v->state, "backend_socket"))
@@ -655,7 +674,8 @@ static error_t parse_stats(int key, char *arg, struct argp_state *state)
 		else if (!strcmp(arg, "prometheus"))
 			o->format = FMT_PROM;
 		else
-			argp_error(state, "--format takes text, json or prometheus, not '%s'",
+			argp_error(state,
+				   "--format takes text, json or prometheus, not '%s'",
 				   arg);
 		return 0;
 	case 'i':
@@ -686,8 +706,8 @@ int agent_cmd_stats(int argc, char **argv)
 		NULL,
 		"Per-target counters of the running agent, the cgroups matched under "
 		"each target, and (--format prometheus) the agent's own counters.\v"
-		"Reads " LEAP_PIN_DIR "/stats, " LEAP_PIN_DIR "/leaves and " AGENT_STATE_FILE
-		".",
+		"Reads " LEAP_PIN_DIR "/stats, " LEAP_PIN_DIR
+		"/leaves and " AGENT_STATE_FILE ".",
 		NULL,
 		NULL,
 		NULL};
@@ -712,7 +732,8 @@ int agent_cmd_stats(int argc, char **argv)
 		} else if (o.format == FMT_JSON) {
 			json_object *arr = to_json(v);
 
-			printf("%s\n", json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN));
+			printf("%s\n", json_object_to_json_string_ext(
+					       arr, JSON_C_TO_STRING_PLAIN));
 			json_object_put(arr);
 		} else {
 			write_prom(stdout, v);

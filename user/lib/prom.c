@@ -95,8 +95,8 @@ void prom_sample_u64(FILE *f, const char *name, const struct prom_label *labels,
 }
 
 void prom_histogram(FILE *f, const char *name, const struct prom_label *labels,
-		    int nlabels, const double *bounds, const uint64_t *counts, int nbounds,
-		    double sum)
+		    int nlabels, const double *bounds, const uint64_t *counts,
+		    int nbounds, double sum)
 {
 	char sample[256], le[64];
 	uint64_t cum = 0;
