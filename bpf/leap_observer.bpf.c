@@ -317,8 +317,11 @@ static __always_inline void resolve_cgroup(struct task_struct *task, __u64 cgid,
 	 * kernel, unlike ancestors[] (6.1+) / ancestor_ids[] (before), and
 	 * unlike bpf_get_current_ancestor_cgroup_id(), which
 	 * bpf_tracing_func_proto() (kernel/trace/bpf_trace.c) offers to
-	 * tracing programs only since 5.14 ("bpf: Allow
-	 * bpf_get_current_ancestor_cgroup_id for tracing"), not on 5.10.
+	 * tracing programs (fentry, tp_btf) only since 5.14: commit
+	 * 95b861a7935b "bpf: Allow bpf_get_current_ancestor_cgroup_id for
+	 * tracing" (dated by its Fixes: in "bpf: don't call
+	 * bpf_get_current_[ancestor_]cgroup_id() in sleepable progs"); the
+	 * 5.10 verifier would refuse the fentry programs.
 	 */
 	for (int i = 1; i < LEAP_CGROUP_DEPTH_MAX; i++) {
 		__u64 id;

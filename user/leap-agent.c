@@ -990,6 +990,9 @@ static int cmd_attach(int argc, char **argv)
 	rc = 0;
 out:
 	unlink(STATE_FILE);
+	/* A stopped agent's metrics must not be scraped as if live. */
+	if (o.metrics_textfile)
+		unlink(o.metrics_textfile);
 	leap_observer_close(a->obs);
 	stop_backend(a);
 	agent_fini(a);

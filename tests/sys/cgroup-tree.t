@@ -183,6 +183,7 @@ ok $? "re-created: watched again" || diag "$(cat "$tmp/agent.err")"
 ok "$(_fx_alive "$AGENT_PID"; echo $?)" "the agent kept running throughout"
 stop_agent
 is $? 0 "SIGINT: the agent exits 0"
+ok "$([ ! -e "$tmp/leap.prom" ]; echo $?)" "its metrics textfile is gone with it (no stale scrapes)"
 
 # ---- --cgroup-exact ------------------------------------------------------------------
 start_agent attach --cgroup-exact "$S" --kernel-readahead off

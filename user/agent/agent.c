@@ -171,11 +171,16 @@ void agent_apply_config(struct agent *a, const struct agent_config *cfg)
 	a->config.ncgroups = cfg->ncgroups;
 	for (int i = 0; i < a->ntargets; i++) {
 		struct agent_target *t = &a->targets[i];
+		bool was_exact = t->policy.exact;
 
 		t->policy = *agent_config_policy_for(
 			&a->config, t->kind == TARGET_CGROUP ? t->path : NULL);
 		if (t->exact_forced)
 			t->policy.exact = true;
+		/* Now exact: its descendants match elsewhere or not at all; BPF
+		 * names them afresh at their next fault. */
+		if (t->kind == TARGET_CGROUP && !was_exact && t->policy.exact)
+			leaves_drop_target(&a->leaves, t->cgroup_id);
 		if (!t->gone)
 			push_target(a, t, NULL, 0);
 	}

@@ -237,19 +237,34 @@ static const struct {
 	{"leap_memd_fh_pinned_peak_bytes", "gauge"},
 };
 
-/* Families grouped, every server a sample of each; down servers say so. */
-static int cmd_stats_prom(struct leap_mc *mc, const struct args *a)
+/*
+ * Families grouped, every server a sample of each.  Each server gets its
+ * own client, so one that is down is reported (leap_memd_up 0) instead of
+ * failing the whole scrape as leap_mc_open() would.
+ */
+static int cmd_stats_prom(const struct args *a)
 {
 	static uint64_t v[LEAP_MC_MAX_SERVERS][LEAP_WIRE_MAX_STATS];
 	int n[LEAP_MC_MAX_SERVERS], rc = 0;
 
 	for (unsigned i = 0; i < a->mc.nservers; i++) {
-		n[i] = leap_mc_server_stats(mc, i, v[i]);
-		if (n[i] < 0) {
+		struct leap_mc_config one = a->mc;
+		struct leap_mc *mc;
+		char err[512];
+
+		one.servers[0] = a->mc.servers[i];
+		one.nservers = 1;
+		one.replicas = 1;
+		mc = leap_mc_open(&one, err, sizeof(err));
+		n[i] = mc ? leap_mc_server_stats(mc, 0, v[i]) : -ECONNREFUSED;
+		if (!mc)
+			fprintf(stderr, "leap-memctl: %s\n", err);
+		else if (n[i] < 0)
 			fprintf(stderr, "leap-memctl: %s: %s\n", a->mc.servers[i],
 				strerror(-n[i]));
+		if (n[i] < 0)
 			rc = 1;
-		}
+		leap_mc_close(mc);
 	}
 	prom_family(stdout, "leap_memd_up", "gauge",
 		    "Whether the leap-memd server answered STATS.");
@@ -281,8 +296,6 @@ static int cmd_stats(struct leap_mc *mc, const struct args *a)
 	uint64_t v[LEAP_WIRE_MAX_STATS];
 	int rc = 0;
 
-	if (a->prometheus)
-		return cmd_stats_prom(mc, a);
 	for (unsigned i = 0; i < a->mc.nservers; i++) {
 		int n = leap_mc_server_stats(mc, i, v);
 
@@ -461,6 +474,8 @@ int main(int argc, char **argv)
 	a.mc.secret_len = (size_t)slen;
 	/* verify checks what an earlier fill (another process) wrote. */
 	a.mc.existing = !strcmp(a.cmd, "verify");
+	if (!strcmp(a.cmd, "stats") && a.prometheus)
+		return cmd_stats_prom(&a);
 	mc = leap_mc_open(&a.mc, err, sizeof(err));
 	if (!mc) {
 		fprintf(stderr, "leap-memctl: %s\n", err);
