@@ -401,6 +401,43 @@ static const char *prefetch_path(const struct agent *a)
 	return a->prefetch_ok ? "process_madvise" : "off";
 }
 
+/*
+ * Reaction latency histograms, one per stats slot in use: bounds, then
+ * per-bucket (not cumulative) counts, the last one above every bound.
+ */
+static json_object *state_reaction(const struct agent *a)
+{
+	json_object *h = json_object_new_object(), *slots = json_object_new_object();
+	json_object *bounds = json_object_new_array();
+
+	for (int i = 0; i < AGENT_LAT_BUCKETS; i++)
+		json_object_array_add(bounds,
+				      json_object_new_int((int)agent_lat_bounds_us[i]));
+	json_object_object_add(h, "bounds_us", bounds);
+	for (uint32_t k = 0; k < LEAP_STATS_SLOTS; k++) {
+		json_object *sl, *counts;
+		bool used = a->lat_sum_us[k] != 0;
+		char key[16];
+
+		for (int i = 0; !used && i < a->ntargets; i++)
+			used = a->targets[i].slot == k;
+		if (!used)
+			continue;
+		sl = json_object_new_object();
+		counts = json_object_new_array();
+		for (int i = 0; i <= AGENT_LAT_BUCKETS; i++)
+			json_object_array_add(counts,
+					      json_object_new_uint64(a->lat_hist[k][i]));
+		json_object_object_add(sl, "counts", counts);
+		json_object_object_add(sl, "sum_us",
+				       json_object_new_uint64(a->lat_sum_us[k]));
+		snprintf(key, sizeof(key), "%u", k);
+		json_object_object_add(slots, key, sl);
+	}
+	json_object_object_add(h, "slots", slots);
+	return h;
+}
+
 /* Targets, with the cgroups matched under each (status, stats). */
 static json_object *state_targets(struct agent *a)
 {
@@ -464,8 +501,7 @@ static bool g_bpf_stats; /* --bpf-stats: BPF run time is measured */
  */
 static json_object *state_agent(struct agent *a)
 {
-	json_object *o = json_object_new_object(), *h = json_object_new_object();
-	json_object *bounds = json_object_new_array(), *counts = json_object_new_array();
+	json_object *o = json_object_new_object();
 	struct rusage ru;
 	const struct u64_field f[] = {
 		{"events", a->c.events},
@@ -488,16 +524,6 @@ static json_object *state_agent(struct agent *a)
 	json_object_object_add(o, "cpu_system_s",
 			       json_object_new_double((double)ru.ru_stime.tv_sec +
 						      ru.ru_stime.tv_usec / 1e6));
-	/* reaction latency: per-bucket (not cumulative) counts, last = +Inf */
-	for (int i = 0; i < AGENT_LAT_BUCKETS; i++)
-		json_object_array_add(bounds,
-				      json_object_new_int((int)agent_lat_bounds_us[i]));
-	for (int i = 0; i <= AGENT_LAT_BUCKETS; i++)
-		json_object_array_add(counts, json_object_new_uint64(a->lat_hist[i]));
-	json_object_object_add(h, "bounds_us", bounds);
-	json_object_object_add(h, "counts", counts);
-	json_object_object_add(h, "sum_us", json_object_new_uint64(a->lat_sum_us));
-	json_object_object_add(o, "reaction", h);
 	if (g_bpf_stats) {
 		struct leap_prog_stats ps[16];
 		json_object *progs = json_object_new_object();
@@ -553,6 +579,7 @@ static void write_state(struct agent *a, const char *caps)
 				       json_object_new_string(a->be->path));
 	json_object_object_add(o, "targets", state_targets(a));
 	json_object_object_add(o, "agent", state_agent(a));
+	json_object_object_add(o, "reaction", state_reaction(a));
 	mkdir(STATE_DIR, 0755);
 	if (json_object_to_file_ext(STATE_FILE ".tmp", o, JSON_C_TO_STRING_PRETTY) == 0)
 		rename(STATE_FILE ".tmp", STATE_FILE);

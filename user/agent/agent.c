@@ -238,7 +238,8 @@ const uint32_t agent_lat_bounds_us[AGENT_LAT_BUCKETS] = {
 	5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000,
 };
 
-static void record_latency(struct agent *a, const struct leap_event *ev)
+static void record_latency(struct agent *a, struct agent_target *t,
+			   const struct leap_event *ev)
 {
 	uint64_t lat = mono_ns() - ev->ts_ns;
 	uint32_t us = lat / 1000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(lat / 1000);
@@ -247,8 +248,10 @@ static void record_latency(struct agent *a, const struct leap_event *ev)
 	a->lat_us[a->nlat++ % AGENT_LATENCY_SAMPLES] = us;
 	while (b < AGENT_LAT_BUCKETS && us > agent_lat_bounds_us[b])
 		b++;
-	a->lat_hist[b]++;
-	a->lat_sum_us += us;
+	if (t->slot < LEAP_STATS_SLOTS) {
+		a->lat_hist[t->slot][b]++;
+		a->lat_sum_us[t->slot] += us;
+	}
 }
 
 /*
@@ -293,7 +296,7 @@ static int backend_event(struct agent *a, struct agent_target *t,
 	if (rc > 0) {
 		a->c.prefetched += (uint64_t)rc;
 		add_stat(a, t->slot, 0, (uint64_t)rc);
-		record_latency(a, ev);
+		record_latency(a, t, ev);
 	} else if (rc < 0 && a->be->fd < 0) {
 		fprintf(stderr,
 			"leap-agent: leap-swapd control socket %s: %s; backend "
@@ -353,7 +356,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	if (rc > 0) {
 		a->c.prefetched += (uint64_t)rc;
 		add_stat(a, t->slot, 0, (uint64_t)rc);
-		record_latency(a, ev);
+		record_latency(a, t, ev);
 	} else if (rc == -ESRCH) {
 		process_gone(a, ev->tgid);
 	} else if (rc == -EINVAL || rc == -ENOSYS) {

@@ -65,10 +65,12 @@ struct agent {
 	/* fault-to-prefetch reaction latency, ns (ring of the newest samples) */
 	uint32_t lat_us[AGENT_LATENCY_SAMPLES];
 	uint64_t nlat;
-	/* and all of them since start, per bucket (the last one: +Inf) */
-	uint64_t lat_hist[AGENT_LAT_BUCKETS + 1];
-	uint64_t lat_sum_us;
 	bool verbose;
+	/* reaction latency since start per stats slot (pid targets share 0, so
+	 * nothing goes down when one exits): counts per bucket of
+	 * agent_lat_bounds_us (the last one: +Inf), and their sum */
+	uint64_t lat_hist[LEAP_STATS_SLOTS][AGENT_LAT_BUCKETS + 1];
+	uint64_t lat_sum_us[LEAP_STATS_SLOTS];
 	/* cgroups under the cgroup targets that faulted (leaves.h) */
 	struct agent_leaves leaves;
 	/* targets or matched cgroups changed: the state file is out of date */

@@ -413,7 +413,7 @@ static void prom_swapd(FILE *f, const char *sock)
 
 static void prom_agent(FILE *f, json_object *ag)
 {
-	json_object *h = jget(ag, "reaction"), *progs = jget(ag, "bpf_progs");
+	json_object *progs = jget(ag, "bpf_progs");
 	struct prom_label mode[1];
 
 	for (size_t i = 0; i < sizeof(agent_metrics) / sizeof(agent_metrics[0]); i++) {
@@ -433,28 +433,6 @@ static void prom_agent(FILE *f, json_object *ag)
 	mode[0] = (struct prom_label){"mode", "system"};
 	prom_sample(f, "leap_agent_cpu_seconds_total", mode, 1,
 		    json_object_get_double(jget(ag, "cpu_system_s")));
-	if (h) {
-		json_object *b = jget(h, "bounds_us"), *c = jget(h, "counts");
-		size_t nb = b ? json_object_array_length(b) : 0;
-		double bounds[32];
-		uint64_t counts[33];
-
-		if (nb < 32 && c && json_object_array_length(c) == nb + 1) {
-			for (size_t i = 0; i < nb; i++)
-				bounds[i] = json_object_get_int(
-						    json_object_array_get_idx(b, i)) /
-					    1e6;
-			for (size_t i = 0; i <= nb; i++)
-				counts[i] = json_object_get_uint64(
-					json_object_array_get_idx(c, i));
-			prom_family(f, "leap_reaction_latency_seconds", "histogram",
-				    "From a fault's entry to the agent issuing the "
-				    "prefetch it triggered.");
-			prom_histogram(f, "leap_reaction_latency_seconds", NULL, 0,
-				       bounds, counts, (int)nb,
-				       json_object_get_uint64(jget(h, "sum_us")) / 1e6);
-		}
-	}
 	if (progs) {
 		prom_family(
 			f, "leap_bpf_run_seconds_total", "counter",
@@ -476,6 +454,33 @@ static void prom_agent(FILE *f, json_object *ag)
 					json_object_get_uint64(jget(p2, "run_cnt")));
 		}
 	}
+}
+
+#define HIST_MAX 32
+
+/*
+ * The reaction latency histogram of stats slot k from the state file;
+ * returns the number of bounds, 0 if there is none.
+ */
+static int slot_histogram(const struct view *v, uint32_t k, double *bounds,
+			  uint64_t *counts, double *sum)
+{
+	json_object *h = jget(v->state, "reaction"), *b = jget(h, "bounds_us");
+	json_object *sl, *c;
+	size_t n = b ? json_object_array_length(b) : 0;
+	char key[16];
+
+	snprintf(key, sizeof(key), "%u", k);
+	sl = jget(jget(h, "slots"), key);
+	c = jget(sl, "counts");
+	if (!n || n >= HIST_MAX || !c || json_object_array_length(c) != n + 1)
+		return 0;
+	for (size_t j = 0; j < n; j++)
+		bounds[j] = json_object_get_int(json_object_array_get_idx(b, j)) / 1e6;
+	for (size_t j = 0; j <= n; j++)
+		counts[j] = json_object_get_uint64(json_object_array_get_idx(c, j));
+	*sum = json_object_get_uint64(jget(sl, "sum_us")) / 1e6;
+	return (int)n;
 }
 
 /* Labels of a slot: kind and cgroup (empty for the pid targets' slot). */
@@ -535,6 +540,18 @@ static void write_prom(FILE *f, const struct view *v)
 			continue;
 		agent_rates(&v->slots[k], v->backend, &acc, &cov);
 		prom_sample(f, "leap_prefetch_coverage_ratio", lab[k], 2, cov);
+	}
+	prom_family(f, "leap_reaction_latency_seconds", "histogram",
+		    "From a fault's entry to the agent issuing the prefetch it "
+		    "triggered.");
+	for (__u32 k = 0; k < LEAP_STATS_SLOTS; k++) {
+		double bounds[HIST_MAX], sum;
+		uint64_t counts[HIST_MAX + 1];
+		int nb;
+
+		if (v->used[k] && (nb = slot_histogram(v, k, bounds, counts, &sum)))
+			prom_histogram(f, "leap_reaction_latency_seconds", lab[k], 2,
+				       bounds, counts, nb, sum);
 	}
 	prom_family(f, "leap_target_info", "gauge",
 		    "Watched cgroups and their policy (always 1).");
