@@ -155,6 +155,35 @@ struct {
 	__type(value, struct leap_target);
 } leap_pids SEC(".maps");
 
+/*
+ * Cgroup trees.  A fault's cgroup (the leaf: bpf_get_current_cgroup_id())
+ * is resolved to the deepest target among itself and its ancestors once,
+ * then remembered here, so the common case costs one lookup as the exact
+ * match did.  Negative answers (cgroups no target covers) are remembered
+ * too: every fault on the machine passes through watched().  Entries carry
+ * leap_targets_gen; the loader bumps it after every change to
+ * leap_cgroups, which makes all older entries stale at once.  Cgroup ids
+ * are never reused (64-bit kernfs ids), so an id always names one cgroup.
+ * Value: struct leap_match (leap_observer.h).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LEAP_MATCH_CACHE_MAX);
+	__type(key, __u64); /* cgroup v2 id of the faulting task */
+	__type(value, struct leap_match);
+} leap_cg_match SEC(".maps");
+
+/* Cgroups that matched a target, for status and stats (include/leap_event.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LEAP_LEAVES_MAX);
+	__type(key, __u64);
+	__type(value, struct leap_leaf);
+} leap_leaves SEC(".maps");
+
+/* Bumped by the loader after each change of leap_cgroups (see leap_match). */
+volatile __u64 leap_targets_gen = 0;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
@@ -262,25 +291,102 @@ static __always_inline struct leap_cg_stats *stats_slot(__u32 slot)
 }
 
 /*
- * The target entry watching the current task, or NULL.  The tgid entry
- * wins over the cgroup entry.  Kernel threads and the agent are never
- * watched.
+ * The deepest target covering the current task's cgroup v2 (cgid): the
+ * cgroup itself, or an ancestor whose target is not LEAP_TGT_EXACT.
+ * Fills *m (target_id 0: none).  Walks at most LEAP_CGROUP_DEPTH_MAX
+ * levels up: a target farther above is not found.
  */
-static __always_inline struct leap_target *watched(__u32 tgid, __u64 *cgid)
+static __always_inline void resolve_cgroup(struct task_struct *task, __u64 cgid,
+					   struct leap_match *m)
 {
-	struct task_struct *task;
+	struct cgroup *cg = BPF_CORE_READ(task, cgroups, dfl_cgrp);
 	struct leap_target *t;
 
+	t = bpf_map_lookup_elem(&leap_cgroups, &cgid);
+	if (t) {
+		m->t = *t;
+		m->target_id = cgid;
+		return;
+	}
+	/*
+	 * Up through the parents.  include/linux/cgroup-defs.h (5.10 to 6.18):
+	 * a cgroup's own css is its member `self`, whose `parent` is the
+	 * parent cgroup's `self` (NULL at the root) and whose `cgroup` points
+	 * back to the cgroup; kn->id is the v2 id (a u64 since 5.5), what
+	 * bpf_get_current_cgroup_id() returns.  One field path on every
+	 * kernel, unlike ancestors[] (6.1+) / ancestor_ids[] (before), and
+	 * unlike bpf_get_current_ancestor_cgroup_id(), which
+	 * bpf_tracing_func_proto() (kernel/trace/bpf_trace.c) offers to
+	 * tracing programs (fentry, tp_btf) only since 5.14: commit
+	 * 95b861a7935b "bpf: Allow bpf_get_current_ancestor_cgroup_id for
+	 * tracing" (dated by its Fixes: in "bpf: don't call
+	 * bpf_get_current_[ancestor_]cgroup_id() in sleepable progs"); the
+	 * 5.10 verifier would refuse the fentry programs.
+	 */
+	for (int i = 1; i < LEAP_CGROUP_DEPTH_MAX; i++) {
+		__u64 id;
+
+		cg = BPF_CORE_READ(cg, self.parent, cgroup);
+		if (!cg)
+			break;
+		id = BPF_CORE_READ(cg, kn, id);
+		t = bpf_map_lookup_elem(&leap_cgroups, &id);
+		if (t && !(t->flags & LEAP_TGT_EXACT)) {
+			m->t = *t;
+			m->target_id = id;
+			return;
+		}
+	}
+}
+
+/*
+ * Whether the current task is watched; its target entry into *out.  The
+ * tgid entry wins over the cgroup entries.  Kernel threads and the agent
+ * are never watched.
+ */
+static __always_inline bool watched(__u32 tgid, __u64 *cgid, struct leap_target *out)
+{
+	struct leap_match *cached, m = {};
+	struct task_struct *task;
+	struct leap_target *t;
+	__u64 gen;
+
 	if (tgid == 0 || tgid == leap_agent_tgid)
-		return 0;
+		return false;
 	task = (struct task_struct *)bpf_get_current_task();
 	if (BPF_CORE_READ(task, flags) & LEAP_PF_KTHREAD)
-		return 0;
+		return false;
 	*cgid = bpf_get_current_cgroup_id();
 	t = bpf_map_lookup_elem(&leap_pids, &tgid);
-	if (t)
-		return t;
-	return bpf_map_lookup_elem(&leap_cgroups, cgid);
+	if (t) {
+		*out = *t;
+		return true;
+	}
+	/* Read before the targets: an answer from older targets stays stale. */
+	gen = leap_targets_gen;
+	cached = bpf_map_lookup_elem(&leap_cg_match, cgid);
+	if (cached && cached->gen == gen) {
+		if (!cached->target_id)
+			return false;
+		*out = cached->t;
+		return true;
+	}
+	resolve_cgroup(task, *cgid, &m);
+	m.gen = gen;
+	bpf_map_update_elem(&leap_cg_match, cgid, &m, BPF_ANY);
+	if (!m.target_id) {
+		bpf_map_delete_elem(&leap_leaves, cgid);
+		return false;
+	}
+	{
+		struct leap_leaf leaf = {.target_id = m.target_id,
+					 .stats_slot = m.t.stats_slot,
+					 .flags = m.t.flags};
+
+		bpf_map_update_elem(&leap_leaves, cgid, &leaf, BPF_ANY);
+	}
+	*out = m.t;
+	return true;
 }
 
 /*
@@ -387,11 +493,10 @@ static __always_inline int fault_entry(unsigned long address, unsigned long erro
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct leap_pending p = {};
 	struct leap_cg_stats *st;
-	struct leap_target *t;
+	struct leap_target t;
 	__u64 cgid = 0;
 
-	t = watched(tgid, &cgid);
-	if (!t)
+	if (!watched(tgid, &cgid, &t))
 		return 0;
 
 	/*
@@ -399,7 +504,7 @@ static __always_inline int fault_entry(unsigned long address, unsigned long erro
 	 * to bring in) become events.  Protection faults (COW and friends)
 	 * never touch swap.
 	 */
-	st = stats_slot(t->stats_slot);
+	st = stats_slot(t.stats_slot);
 	if (st)
 		__sync_fetch_and_add(&st->faults, 1);
 	if (error_code & LEAP_X86_PF_PROT)
@@ -410,8 +515,8 @@ static __always_inline int fault_entry(unsigned long address, unsigned long erro
 	p.cgroup_id = cgid;
 	p.swap_offset = LEAP_NO_SWAP_OFFSET;
 	p.flags = (error_code & LEAP_X86_PF_WRITE) ? LEAP_EV_WRITE : 0;
-	p.slot = t->stats_slot;
-	p.tflags = t->flags;
+	p.slot = t.stats_slot;
+	p.tflags = t.flags;
 	/*
 	 * A record left over from a fault that never completed (e.g. a
 	 * SIGSEGV before handle_mm_fault) is simply replaced.
@@ -499,12 +604,11 @@ int BPF_PROG(leap_swap_entry, struct vm_fault *vmf)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct leap_pending p = {}, *old;
-	struct leap_target *t;
+	struct leap_target t;
 	__u64 cgid = 0, pte, addr, now;
 	__u32 type;
 
-	t = watched(tgid, &cgid);
-	if (!t)
+	if (!watched(tgid, &cgid, &t))
 		return 0;
 	addr = BPF_CORE_READ(vmf, address) & ~((1ULL << LEAP_PAGE_SHIFT) - 1);
 	/*
@@ -528,8 +632,8 @@ int BPF_PROG(leap_swap_entry, struct vm_fault *vmf)
 		    LEAP_FAULT_FLAG_WRITE)
 			p.flags |= LEAP_EV_WRITE;
 	}
-	p.slot = t->stats_slot;
-	p.tflags = t->flags;
+	p.slot = t.stats_slot;
+	p.tflags = t.flags;
 
 	pte = BPF_CORE_READ(vmf, orig_pte.pte);
 #if defined(__TARGET_ARCH_x86)

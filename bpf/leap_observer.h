@@ -13,8 +13,14 @@
 #include <linux/types.h>
 #endif
 
+#include "leap_event.h"
+
 /* Capacity of the target maps leap_cgroups and leap_pids. */
 #define LEAP_TARGETS_MAX 1024
+/* Resolved cgroups remembered (leap_cg_match): watched and not alike. */
+#define LEAP_MATCH_CACHE_MAX 8192
+/* Cgroup levels walked up from a fault's cgroup to find its target. */
+#define LEAP_CGROUP_DEPTH_MAX 32
 /* Per-stream last fault address (key: tgid, or tid for per-thread deltas). */
 #define LEAP_STREAMS_MAX 65536
 /* Faults in flight, one per thread (key: tid). */
@@ -23,6 +29,17 @@
 #define LEAP_RINGBUF_DEFAULT (1u << 20)
 /* Default unread backlog that wakes the reader for non-major events. */
 #define LEAP_WAKEUP_DEFAULT 4096u
+
+/*
+ * Value of leap_cg_match (key: __u64 cgroup v2 id of a faulting task): the
+ * target that cgroup resolved to.  The agent reads it when leap_leaves is
+ * full.
+ */
+struct leap_match {
+	struct leap_target t;
+	__u64 target_id; /* 0: no target covers this cgroup */
+	__u64 gen;	 /* leap_targets_gen when resolved */
+};
 
 /* leap_owner.hook */
 #define LEAP_OWNER_HOOK_FENTRY	   1

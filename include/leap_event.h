@@ -54,11 +54,15 @@ struct leap_event {
 /* leap_target.flags */
 #define LEAP_TGT_EVENTS	       (1u << 0) /* send events (modes leap and observe) */
 #define LEAP_TGT_THREAD_DELTAS (1u << 1) /* BPF deltas per thread, not per process */
+#define LEAP_TGT_EXACT	       (1u << 2) /* cgroup: only itself, not its descendants */
 
 /*
  * Value of the target maps: leap_cgroups (key: __u64 cgroup v2 id) and
- * leap_pids (key: __u32 tgid).  A task is watched when its tgid or its
- * cgroup is present; the tgid entry wins.
+ * leap_pids (key: __u32 tgid).  A task is watched when its tgid is present
+ * (that entry wins) or when its cgroup or one of the cgroup's ancestors is:
+ * a cgroup target covers its whole subtree, cgroups created later
+ * included, unless it has LEAP_TGT_EXACT.  The deepest matching cgroup
+ * (the most specific target) wins.
  */
 struct leap_target {
 	__u32 stats_slot; /* index into leap_stats */
@@ -88,6 +92,22 @@ struct leap_cg_stats {
 	 */
 	__u64 prefetch_wasted;
 };
+
+/*
+ * Value of the pinned hash map leap_leaves (LEAP_PIN_DIR "/leaves", key:
+ * the __u64 cgroup v2 id of a cgroup whose tasks faulted): which target
+ * that cgroup matched.  BPF adds an entry the first time it resolves a
+ * cgroup to a target (and after targets change); the agent removes the
+ * entries of cgroups that are gone.  Counters stay per target (leap_stats):
+ * this map only says which cgroups a target's counts came from.
+ */
+struct leap_leaf {
+	__u64 target_id;  /* cgroup v2 id of the matched target */
+	__u32 stats_slot; /* that target's slot in leap_stats */
+	__u32 flags;	  /* its LEAP_TGT_* when matched */
+};
+
+#define LEAP_LEAVES_MAX 4096
 
 /*
  * leap_prefetched (LRU hash): the pages the agent asked the kernel to

@@ -11,6 +11,7 @@ PKGS=(
 	make gcc clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config
 	libcap-dev libinih-dev libjson-c-dev libcmocka-dev
 	perl gnuplot-nox util-linux procps iproute2 e2fsprogs jq python3
+	python3-prometheus-client
 	libssl-dev libclang-rt-14-dev libfuse3-dev fuse3
 	libibverbs-dev librdmacm-dev ibverbs-providers rdmacm-utils ibverbs-utils
 	nvme-cli help2man

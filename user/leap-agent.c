@@ -30,10 +30,11 @@
 #include "agent/caps.h"
 #include "agent/cgroup.h"
 #include "agent/config.h"
+#include "agent/stats_cmd.h"
 #include "leap/size.h"
 
-#define STATE_DIR    "/run/leap"
-#define STATE_FILE   STATE_DIR "/agent.json"
+#define STATE_DIR    AGENT_STATE_DIR
+#define STATE_FILE   AGENT_STATE_FILE
 #define PAGE_CLUSTER "/proc/sys/vm/page-cluster"
 
 const char *argp_program_version = "leap-agent 0.1";
@@ -53,12 +54,16 @@ enum {
 	OPT_BACKEND,
 	OPT_BACKEND_DEV,
 	OPT_KEEP_RUNNING,
+	OPT_CGROUP_EXACT,
+	OPT_METRICS_TEXTFILE,
 };
 
 struct opts {
 	const char *config_path;
 	const char *cgroups[AGENT_MAX_TARGETS];
+	bool cgroup_exact[AGENT_MAX_TARGETS];
 	int ncgroups;
+	const char *metrics_textfile;
 	uint32_t pids[AGENT_MAX_TARGETS];
 	int npids;
 	bool keep_running; /* attach: stay up with no targets (a service) */
@@ -99,7 +104,16 @@ static const struct argp_option common_opts[] = {
 };
 
 static const struct argp_option attach_opts[] = {
-	{"cgroup", 'g', "PATH", 0, "Watch this cgroup v2 directory (repeatable)", 0},
+	{"cgroup", 'g', "PATH", 0,
+	 "Watch this cgroup v2 directory and every cgroup below it, present or future "
+	 "(repeatable; the deepest watched cgroup's policy applies)",
+	 0},
+	{"cgroup-exact", OPT_CGROUP_EXACT, "PATH", 0,
+	 "Watch this cgroup only, not its descendants (repeatable)", 0},
+	{"metrics-textfile", OPT_METRICS_TEXTFILE, "PATH", 0,
+	 "Write Prometheus metrics to PATH every second, atomically (for "
+	 "node_exporter's textfile collector)",
+	 0},
 	{"pid", 'p', "PID", 0, "Watch this process (repeatable)", 0},
 	{"keep-running", OPT_KEEP_RUNNING, NULL, 0,
 	 "Stay attached when there is nothing (left) to watch: the service's form, "
@@ -114,12 +128,6 @@ static const struct argp_option run_opts[] = {
 	{"policy", OPT_POLICY, "leap|observe|off", 0,
 	 "Policy for the command (overrides the config's [default] mode)", 0},
 	{"json", OPT_JSON, "PATH", 0, "Write a JSON summary to PATH", 0},
-	{},
-};
-
-static const struct argp_option stats_opts[] = {
-	{"json", 'j', NULL, 0, "JSON output", 0},
-	{"interval", 'i', "S", 0, "Repeat every S seconds until interrupted", 0},
 	{},
 };
 
@@ -193,9 +201,17 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 		state->child_inputs[0] = state->input; /* common options */
 		return 0;
 	case 'g':
+	case OPT_CGROUP_EXACT:
 		if (o->ncgroups == AGENT_MAX_TARGETS)
 			argp_error(state, "too many --cgroup");
+		o->cgroup_exact[o->ncgroups] = key == OPT_CGROUP_EXACT;
 		o->cgroups[o->ncgroups++] = arg;
+		return 0;
+	case OPT_METRICS_TEXTFILE:
+		if (!*arg || arg[strlen(arg) - 1] == '/')
+			argp_error(state,
+				   "--metrics-textfile needs a file name, not '%s'", arg);
+		o->metrics_textfile = arg;
 		return 0;
 	case 'p':
 		v = strtoul(arg, &end, 10);
@@ -248,28 +264,6 @@ static error_t parse_run(int key, char *arg, struct argp_state *state)
 		return 0;
 	default:
 		return parse_common(key, arg, state);
-	}
-}
-
-static error_t parse_stats(int key, char *arg, struct argp_state *state)
-{
-	struct opts *o = state->input;
-	char *end;
-
-	switch (key) {
-	case 'j':
-		o->json = true;
-		return 0;
-	case 'i':
-		o->interval = strtod(arg, &end);
-		if (*end || o->interval <= 0)
-			argp_error(state, "--interval takes seconds > 0");
-		return 0;
-	case ARGP_KEY_ARG:
-		argp_error(state, "unexpected argument '%s'", arg);
-		return 0;
-	default:
-		return ARGP_ERR_UNKNOWN;
 	}
 }
 
@@ -397,6 +391,18 @@ static void guardian_finish(struct guardian *g)
 
 /* ---- state file for `status` ------------------------------------------- */
 
+/* Named counters into a JSON object. */
+struct u64_field {
+	const char *name;
+	uint64_t v;
+};
+
+static void add_u64s(json_object *o, const struct u64_field *f, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		json_object_object_add(o, f[i].name, json_object_new_uint64(f[i].v));
+}
+
 static const char *prefetch_path(const struct agent *a)
 {
 	if (a->be)
@@ -404,10 +410,171 @@ static const char *prefetch_path(const struct agent *a)
 	return a->prefetch_ok ? "process_madvise" : "off";
 }
 
+/*
+ * Reaction latency histograms, one per stats slot in use: bounds, then
+ * per-bucket (not cumulative) counts, the last one above every bound.
+ */
+static json_object *state_reaction(const struct agent *a)
+{
+	json_object *h = json_object_new_object(), *slots = json_object_new_object();
+	json_object *bounds = json_object_new_array();
+
+	for (int i = 0; i < AGENT_LAT_BUCKETS; i++)
+		json_object_array_add(bounds,
+				      json_object_new_int((int)agent_lat_bounds_us[i]));
+	json_object_object_add(h, "bounds_us", bounds);
+	for (uint32_t k = 0; k < LEAP_STATS_SLOTS; k++) {
+		json_object *sl, *counts;
+		bool used = a->lat_sum_us[k] != 0;
+		char key[16];
+
+		for (int i = 0; !used && i < a->ntargets; i++)
+			used = a->targets[i].slot == k;
+		if (!used)
+			continue;
+		sl = json_object_new_object();
+		counts = json_object_new_array();
+		for (int i = 0; i <= AGENT_LAT_BUCKETS; i++)
+			json_object_array_add(counts,
+					      json_object_new_uint64(a->lat_hist[k][i]));
+		json_object_object_add(sl, "counts", counts);
+		json_object_object_add(sl, "sum_us",
+				       json_object_new_uint64(a->lat_sum_us[k]));
+		snprintf(key, sizeof(key), "%u", k);
+		json_object_object_add(slots, key, sl);
+	}
+	json_object_object_add(h, "slots", slots);
+	return h;
+}
+
+/* Targets, with the cgroups matched under each (status, stats). */
+static json_object *state_targets(struct agent *a)
+{
+	json_object *ts = json_object_new_array();
+
+	for (int i = 0; i < a->ntargets; i++) {
+		const struct agent_target *tg = &a->targets[i];
+		json_object *t = json_object_new_object();
+		bool cg = tg->kind == TARGET_CGROUP;
+
+		json_object_object_add(t, "kind",
+				       json_object_new_string(cg ? "cgroup" : "pid"));
+		json_object_object_add(t, "target", json_object_new_string(tg->path));
+		json_object_object_add(
+			t, "mode",
+			json_object_new_string(agent_mode_name(tg->policy.mode)));
+		json_object_object_add(t, "stream",
+				       json_object_new_string(leap_stream_key_name(
+					       tg->policy.params.key)));
+		json_object_object_add(t, "stats_slot",
+				       json_object_new_int((int)tg->slot));
+		if (cg) {
+			json_object *ls = json_object_new_array();
+
+			json_object_object_add(t, "match",
+					       json_object_new_string(tg->policy.exact
+									      ? "exact"
+									      : "tree"));
+			json_object_object_add(t, "cgroup_id",
+					       json_object_new_uint64(tg->cgroup_id));
+			json_object_object_add(
+				t, "state",
+				json_object_new_string(tg->gone ? "removed"
+								: "watching"));
+			for (int j = 0; j < a->leaves.n; j++) {
+				const struct agent_leaf *f = &a->leaves.v[j];
+				json_object *l;
+
+				if (tg->gone || f->target_id != tg->cgroup_id || !f->path)
+					continue;
+				l = json_object_new_object();
+				json_object_object_add(l, "cgroup_id",
+						       json_object_new_uint64(f->id));
+				json_object_object_add(l, "path",
+						       json_object_new_string(f->path));
+				json_object_array_add(ls, l);
+			}
+			json_object_object_add(t, "leaves", ls);
+		}
+		json_object_array_add(ts, t);
+	}
+	return ts;
+}
+
+static bool g_bpf_stats; /* --bpf-stats: BPF run time is measured */
+
+/*
+ * The agent's own counters, for `stats` and the metrics export (which
+ * read them from the state file): the BPF map holds only what BPF and
+ * the per-target prefetch counts share.
+ */
+static json_object *state_agent(struct agent *a)
+{
+	json_object *o = json_object_new_object();
+	struct rusage ru;
+	const struct u64_field f[] = {
+		{"events", a->c.events},
+		{"events_ignored", a->c.ignored},
+		{"swap_faults", a->c.swap_faults},
+		{"hits", a->c.hits},
+		{"late_prefetches", a->c.late},
+		{"lookaheads", a->c.lookaheads},
+		{"prefetched", a->c.prefetched},
+		{"prefetch_syscalls", a->pf.stats.syscalls},
+		{"prefetch_not_swapped", a->pf.stats.not_swapped},
+		{"processes_exited", a->c.exited},
+	};
+
+	add_u64s(o, f, sizeof(f) / sizeof(f[0]));
+	getrusage(RUSAGE_SELF, &ru);
+	json_object_object_add(o, "cpu_user_s",
+			       json_object_new_double((double)ru.ru_utime.tv_sec +
+						      ru.ru_utime.tv_usec / 1e6));
+	json_object_object_add(o, "cpu_system_s",
+			       json_object_new_double((double)ru.ru_stime.tv_sec +
+						      ru.ru_stime.tv_usec / 1e6));
+	if (g_bpf_stats) {
+		struct leap_prog_stats ps[16];
+		json_object *progs = json_object_new_object();
+		int n = leap_observer_prog_stats(a->obs, ps, 16);
+
+		for (int i = 0; i < n; i++) {
+			json_object *p = json_object_new_object();
+
+			json_object_object_add(p, "run_time_ns",
+					       json_object_new_uint64(ps[i].run_time_ns));
+			json_object_object_add(p, "run_cnt",
+					       json_object_new_uint64(ps[i].run_cnt));
+			json_object_object_add(progs, ps[i].name, p);
+		}
+		json_object_object_add(o, "bpf_progs", progs);
+	}
+	if (a->be) {
+		const struct u64_field b[] = {
+			{"backend_queued", a->be->st.queued},
+			{"backend_dropped", a->be->st.dropped},
+			{"backend_out_of_range", a->be->st.out_of_range},
+			{"backend_errors", a->be->st.errors},
+			{"backend_ambiguous", a->c.ambiguous},
+		};
+
+		add_u64s(o, b, sizeof(b) / sizeof(b[0]));
+	}
+	return o;
+}
+
+/*
+ * /run/leap/agent.json: what `status` and `stats` show beyond the pinned
+ * maps.  Rewritten (atomically) at start and every second, with the
+ * counters; caps NULL keeps the last ones given.
+ */
 static void write_state(struct agent *a, const char *caps)
 {
-	json_object *o = json_object_new_object(), *ts = json_object_new_array();
+	static char caps_kept[256];
+	json_object *o = json_object_new_object();
 
+	if (caps)
+		snprintf(caps_kept, sizeof(caps_kept), "%s", caps);
 	json_object_object_add(o, "pid", json_object_new_int(getpid()));
 	json_object_object_add(o, "hook",
 			       json_object_new_string(leap_observer_hook_name(a->obs)));
@@ -415,31 +582,18 @@ static void write_state(struct agent *a, const char *caps)
 	json_object_object_add(
 		o, "prefetch_reason",
 		json_object_new_string(a->prefetch_why ? a->prefetch_why : ""));
-	json_object_object_add(o, "capabilities", json_object_new_string(caps));
-	for (int i = 0; i < a->ntargets; i++) {
-		json_object *t = json_object_new_object();
-
-		json_object_object_add(
-			t, "kind",
-			json_object_new_string(
-				a->targets[i].kind == TARGET_CGROUP ? "cgroup" : "pid"));
-		json_object_object_add(t, "target",
-				       json_object_new_string(a->targets[i].path));
-		json_object_object_add(t, "mode",
-				       json_object_new_string(agent_mode_name(
-					       a->targets[i].policy.mode)));
-		json_object_object_add(t, "stream",
-				       json_object_new_string(leap_stream_key_name(
-					       a->targets[i].policy.params.key)));
-		json_object_object_add(t, "stats_slot",
-				       json_object_new_int((int)a->targets[i].slot));
-		json_object_array_add(ts, t);
-	}
-	json_object_object_add(o, "targets", ts);
+	json_object_object_add(o, "capabilities", json_object_new_string(caps_kept));
+	if (a->be)
+		json_object_object_add(o, "backend_socket",
+				       json_object_new_string(a->be->path));
+	json_object_object_add(o, "targets", state_targets(a));
+	json_object_object_add(o, "agent", state_agent(a));
+	json_object_object_add(o, "reaction", state_reaction(a));
 	mkdir(STATE_DIR, 0755);
 	if (json_object_to_file_ext(STATE_FILE ".tmp", o, JSON_C_TO_STRING_PRETTY) == 0)
 		rename(STATE_FILE ".tmp", STATE_FILE);
 	json_object_put(o);
+	a->state_dirty = false;
 }
 
 /* ---- common set-up ------------------------------------------------------- */
@@ -544,6 +698,7 @@ static int start_observer(struct agent *a, const struct opts *o)
 		return rc;
 	}
 	agent_attach_observer(a, a->obs);
+	g_bpf_stats = o->bpf_stats;
 	if (o->bpf_stats)
 		leap_observer_enable_prog_stats(a->obs);
 	return 0;
@@ -607,38 +762,15 @@ static double per_event_us(double seconds, uint64_t events)
 	return events ? seconds * 1e6 / (double)events : 0;
 }
 
-static double ratio(uint64_t a, uint64_t b)
-{
-	return b ? (double)a / (double)b : 0.0;
-}
-
 /* The summary both subcommands print when they stop. */
-/* Named counters into a JSON object. */
-struct u64_field {
-	const char *name;
-	uint64_t v;
-};
 
-static void add_u64s(json_object *o, const struct u64_field *f, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		json_object_object_add(o, f[i].name, json_object_new_uint64(f[i].v));
-}
-
-/*
- * accuracy = hits / prefetched; coverage = hits / (hits + misses).  In
- * backend mode a hit is still a major fault (a device read that leap-swapd
- * serves from its cache), so swapin_misses already includes the hits.
- */
 static void add_rates(json_object *o, const struct leap_cg_stats *s, bool backend)
 {
-	uint64_t faults = s->swapin_misses + (backend ? 0 : s->prefetch_hits);
+	double acc, cov;
 
-	json_object_object_add(
-		o, "accuracy",
-		json_object_new_double(ratio(s->prefetch_hits, s->prefetches)));
-	json_object_object_add(o, "coverage",
-			       json_object_new_double(ratio(s->prefetch_hits, faults)));
+	agent_rates(s, backend, &acc, &cov);
+	json_object_object_add(o, "accuracy", json_object_new_double(acc));
+	json_object_object_add(o, "coverage", json_object_new_double(cov));
 }
 
 static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
@@ -752,6 +884,7 @@ static void event_loop(struct agent *a, pid_t child, int *child_status,
 		       const struct opts *o)
 {
 	uint64_t last_tick = mono_ns();
+	unsigned textfile_warned = 0;
 
 	while (!got_stop) {
 		int rc = leap_observer_poll(a->obs, 100);
@@ -787,6 +920,15 @@ static void event_loop(struct agent *a, pid_t child, int *child_status,
 		if (mono_ns() - last_tick > 1000000000ULL) {
 			last_tick = mono_ns();
 			agent_tick(a, last_tick);
+			write_state(a, NULL); /* counters for stats, every second */
+			if (o->metrics_textfile) {
+				char err[512];
+
+				if (agent_metrics_textfile(o->metrics_textfile, err,
+							   sizeof(err)) &&
+				    !textfile_warned++)
+					fprintf(stderr, "leap-agent: metrics: %s\n", err);
+			}
 			if (child <= 0 && a->ntargets == 0 && !o->keep_running) {
 				fprintf(stderr, "leap-agent: every target has exited\n");
 				break;
@@ -857,9 +999,9 @@ static int cmd_attach(int argc, char **argv)
 			goto out;
 		}
 	for (int i = 0; i < o.ncgroups; i++)
-		if (agent_add_cgroup(a, o.cgroups[i],
-				     agent_config_policy_for(&cfg, o.cgroups[i]), err,
-				     sizeof(err))) {
+		if (agent_add_cgroup_opts(a, o.cgroups[i],
+					  agent_config_policy_for(&cfg, o.cgroups[i]),
+					  o.cgroup_exact[i], err, sizeof(err))) {
 			fprintf(stderr, "leap-agent: %s\n", err);
 			goto out;
 		}
@@ -894,6 +1036,9 @@ static int cmd_attach(int argc, char **argv)
 	rc = 0;
 out:
 	unlink(STATE_FILE);
+	/* A stopped agent's metrics must not be scraped as if live. */
+	if (o.metrics_textfile)
+		unlink(o.metrics_textfile);
 	leap_observer_close(a->obs);
 	stop_backend(a);
 	agent_fini(a);
@@ -1041,113 +1186,6 @@ out:
 	return rc;
 }
 
-/* ---- stats ----------------------------------------------------------------- */
-
-/* Whether the running agent prefetches through leap-swapd (its state file). */
-static bool agent_in_backend_mode(void)
-{
-	json_object *state = json_object_from_file(STATE_FILE), *v;
-	bool backend = false;
-
-	if (state && json_object_object_get_ex(state, "prefetch", &v))
-		backend = !strncmp(json_object_get_string(v), "leap-swapd", 10);
-	json_object_put(state);
-	return backend;
-}
-
-static int read_stats(int fd, json_object *arr, bool json)
-{
-	bool backend = agent_in_backend_mode();
-	int shown = 0;
-
-	if (!json)
-		printf("%-5s %-10s %12s %12s %12s %10s %12s %12s %12s %8s %8s\n", "slot",
-		       "cgroup", "faults", "swapin_miss", "events", "dropped",
-		       "prefetched", "hits", "wasted", "acc%", "cov%");
-	for (__u32 k = 0; k < LEAP_STATS_SLOTS; k++) {
-		struct leap_cg_stats s;
-
-		if (bpf_map_lookup_elem(fd, &k, &s) || (!s.faults && !s.cgroup_id))
-			continue;
-		shown++;
-		if (json) {
-			json_object *o = json_object_new_object();
-
-			json_object_object_add(o, "slot", json_object_new_int((int)k));
-			{
-				const struct u64_field f[] = {
-					{"cgroup_id", s.cgroup_id},
-					{"faults", s.faults},
-					{"swapin_misses", s.swapin_misses},
-					{"events_sent", s.events_sent},
-					{"events_dropped", s.events_dropped},
-					{"prefetches", s.prefetches},
-					{"prefetch_hits", s.prefetch_hits},
-					{"prefetch_wasted", s.prefetch_wasted},
-				};
-
-				add_u64s(o, f, sizeof(f) / sizeof(f[0]));
-			}
-			add_rates(o, &s, backend);
-			json_object_array_add(arr, o);
-		} else {
-			printf("%-5u %-10llu %12llu %12llu %12llu %10llu %12llu %12llu "
-			       "%12llu %8.1f %8.1f\n",
-			       k, (unsigned long long)s.cgroup_id,
-			       (unsigned long long)s.faults,
-			       (unsigned long long)s.swapin_misses,
-			       (unsigned long long)s.events_sent,
-			       (unsigned long long)s.events_dropped,
-			       (unsigned long long)s.prefetches,
-			       (unsigned long long)s.prefetch_hits,
-			       (unsigned long long)s.prefetch_wasted,
-			       100 * ratio(s.prefetch_hits, s.prefetches),
-			       100 * ratio(s.prefetch_hits,
-					   s.swapin_misses +
-						   (backend ? 0 : s.prefetch_hits)));
-		}
-	}
-	return shown;
-}
-
-static int cmd_stats(int argc, char **argv)
-{
-	struct argp argp = {
-		stats_opts,
-		parse_stats,
-		NULL,
-		"Per-cgroup counters of the running agent, from " LEAP_PIN_DIR "/stats.",
-		NULL,
-		NULL,
-		NULL};
-	struct opts o = {0};
-	int fd;
-
-	if (argp_parse(&argp, argc, argv, 0, NULL, &o))
-		return 2;
-	fd = bpf_obj_get(LEAP_PIN_DIR "/stats");
-	if (fd < 0) {
-		fprintf(stderr, "leap-agent: no running agent (%s/stats: %s)\n",
-			LEAP_PIN_DIR, strerror(errno));
-		return 1;
-	}
-	install_signals();
-	do {
-		json_object *arr = json_object_new_array();
-
-		read_stats(fd, arr, o.json);
-		if (o.json)
-			printf("%s\n", json_object_to_json_string_ext(
-					       arr, JSON_C_TO_STRING_PLAIN));
-		json_object_put(arr);
-		fflush(stdout);
-		if (o.interval > 0)
-			usleep((useconds_t)(o.interval * 1e6));
-	} while (o.interval > 0 && !got_stop);
-	close(fd);
-	return 0;
-}
-
 /* ---- status ------------------------------------------------------------ */
 
 static int cmd_status(int argc, char **argv)
@@ -1204,7 +1242,10 @@ static int cmd_status(int argc, char **argv)
 		for (size_t i = 0; i < json_object_array_length(ts); i++) {
 			json_object *t = json_object_array_get_idx(ts, i);
 
-			printf("target:            %s %s mode=%s stream=%s slot=%d\n",
+			json_object *m = json_object_object_get(t, "match");
+			json_object *ls = json_object_object_get(t, "leaves");
+
+			printf("target:            %s %s mode=%s stream=%s slot=%d",
 			       json_object_get_string(json_object_object_get(t, "kind")),
 			       json_object_get_string(
 				       json_object_object_get(t, "target")),
@@ -1213,6 +1254,17 @@ static int cmd_status(int argc, char **argv)
 				       json_object_object_get(t, "stream")),
 			       json_object_get_int(
 				       json_object_object_get(t, "stats_slot")));
+			if (m)
+				printf(" match=%s %s", json_object_get_string(m),
+				       json_object_get_string(
+					       json_object_object_get(t, "state")));
+			printf("\n");
+			/* the cgroups under it whose tasks faulted since attach */
+			for (size_t j = 0; ls && j < json_object_array_length(ls); j++)
+				printf("  matched cgroup:  %s\n",
+				       json_object_get_string(json_object_object_get(
+					       json_object_array_get_idx(ls, j),
+					       "path")));
 		}
 	}
 	json_object_put(state);
@@ -1241,7 +1293,7 @@ int main(int argc, char **argv)
 		int (*fn)(int, char **);
 	} cmds[] = {{"attach", cmd_attach},
 		    {"run", cmd_run},
-		    {"stats", cmd_stats},
+		    {"stats", agent_cmd_stats},
 		    {"status", cmd_status}};
 
 	if (argc < 2) {

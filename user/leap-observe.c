@@ -75,8 +75,8 @@ enum {
 static const struct argp_option opts[] = {
 	{"pid", 'p', "PID", 0, "Watch this process (repeatable)", 0},
 	{"cgroup", 'c', "PATH", 0,
-	 "Watch this cgroup v2 directory (repeatable; relative paths are taken "
-	 "under the cgroup2 mount)",
+	 "Watch this cgroup v2 directory and the cgroups below it (repeatable; "
+	 "relative paths are taken under the cgroup2 mount)",
 	 0},
 	{"duration", 'd', "S", 0, "Stop after S seconds", 0},
 	{"count", 'n', "N", 0, "Stop after N events", 0},

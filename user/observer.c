@@ -42,8 +42,9 @@
 #define LEAP_BPFFS_ROOT "/sys/fs/bpf"
 
 /* Pinned maps, by the name under the pin directory. */
-enum { PIN_OWNER, PIN_STATS, PIN_CGROUPS, PIN_PIDS, PIN_COUNT };
-static const char *const pin_names[PIN_COUNT] = {"owner", "stats", "cgroups", "pids"};
+enum { PIN_OWNER, PIN_STATS, PIN_CGROUPS, PIN_PIDS, PIN_LEAVES, PIN_COUNT };
+static const char *const pin_names[PIN_COUNT] = {"owner", "stats", "cgroups", "pids",
+						 "leaves"};
 
 struct leap_observer {
 	struct leap_observer_bpf *skel;
@@ -395,6 +396,8 @@ static struct bpf_map *pin_map(struct leap_observer *obs, int which)
 		return obs->skel->maps.leap_stats;
 	case PIN_CGROUPS:
 		return obs->skel->maps.leap_cgroups;
+	case PIN_LEAVES:
+		return obs->skel->maps.leap_leaves;
 	default:
 		return obs->skel->maps.leap_pids;
 	}
@@ -745,6 +748,16 @@ static int check_target(const struct leap_target *t)
 	return 0;
 }
 
+/*
+ * After any change of leap_cgroups: every cgroup BPF resolved to a target
+ * before (leap_cg_match) is resolved again at its next fault.  The map
+ * update has completed when the new generation becomes visible.
+ */
+static void targets_changed(struct leap_observer *obs)
+{
+	__atomic_fetch_add(&obs->skel->bss->leap_targets_gen, 1, __ATOMIC_SEQ_CST);
+}
+
 int leap_observer_add_cgroup(struct leap_observer *obs, __u64 cgroup_id,
 			     const struct leap_target *t)
 {
@@ -762,6 +775,7 @@ int leap_observer_add_cgroup(struct leap_observer *obs, __u64 cgroup_id,
 		return err;
 	}
 	obs->stats[t->stats_slot].cgroup_id = cgroup_id;
+	targets_changed(obs);
 	return 0;
 }
 
@@ -769,6 +783,7 @@ int leap_observer_remove_cgroup(struct leap_observer *obs, __u64 cgroup_id)
 {
 	if (bpf_map_delete_elem(bpf_map__fd(obs->skel->maps.leap_cgroups), &cgroup_id))
 		return -errno;
+	targets_changed(obs);
 	return 0;
 }
 
@@ -930,6 +945,10 @@ int leap_observer_map_fd(const struct leap_observer *obs, const char *name)
 		return bpf_map__fd(obs->skel->maps.leap_owner);
 	if (!strcmp(name, "prefetched"))
 		return bpf_map__fd(obs->skel->maps.leap_prefetched);
+	if (!strcmp(name, "leaves"))
+		return bpf_map__fd(obs->skel->maps.leap_leaves);
+	if (!strcmp(name, "match"))
+		return bpf_map__fd(obs->skel->maps.leap_cg_match);
 	return -ENOENT;
 }
 

@@ -121,7 +121,9 @@ const char *leap_observer_hook_name(const struct leap_observer *obs);
 enum leap_hook leap_observer_hook(const struct leap_observer *obs);
 
 /*
- * Targets.  t->stats_slot must be < LEAP_STATS_SLOTS.  Adding a cgroup
+ * Targets.  t->stats_slot must be < LEAP_STATS_SLOTS.  A cgroup target
+ * covers its descendants unless t->flags has LEAP_TGT_EXACT; the deepest
+ * covering target wins.  Adding a cgroup
  * also stores its id into the slot's cgroup_id.  Adding a pid checks that
  * it exists (-ESRCH).  Re-adding replaces the entry.  Removing a pid also
  * forgets its delta stream.  Remove returns -ENOENT for an unknown key.
@@ -161,7 +163,8 @@ int leap_observer_consume(struct leap_observer *obs);
 int leap_observer_epoll_fd(const struct leap_observer *obs);
 
 /* Map fds for callers that want raw access (name: "cgroups", "pids",
- * "stats", "events", "owner", "prefetched"); -ENOENT for other names. */
+ * "stats", "events", "owner", "prefetched", "leaves", "match"); -ENOENT
+ * for other names. */
 int leap_observer_map_fd(const struct leap_observer *obs, const char *name);
 
 /* ---- BPF program statistics, for benchmarks ---------------------------- */

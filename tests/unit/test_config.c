@@ -47,6 +47,23 @@ static void test_defaults_and_inheritance(void **state)
 	assert_int_equal(p->params.pw_max, LEAP_DEFAULT_PW_MAX);
 }
 
+/* match = tree (default) | exact, per section or from [default]. */
+static void test_match(void **state)
+{
+	(void)state;
+
+	assert_int_equal(parse("[cgroup /s]\nmode = observe\n"
+			       "[cgroup /s/c]\nmatch = exact\n"),
+			 0);
+	assert_false(agent_config_policy_for(&cfg, "/s")->exact);
+	assert_true(agent_config_policy_for(&cfg, "/s/c")->exact);
+	assert_int_equal(parse("[default]\nmatch = exact\n[cgroup /s]\n[cgroup /t]\n"
+			       "match = tree\n"),
+			 0);
+	assert_true(agent_config_policy_for(&cfg, "/s")->exact);
+	assert_false(agent_config_policy_for(&cfg, "/t")->exact);
+}
+
 static void expect_error(const char *text, const char *fragment)
 {
 	assert_int_equal(parse(text), -1);
@@ -61,6 +78,7 @@ static void test_bad_files(void **state)
 	(void)state;
 
 	expect_error("[default]\nmode = fast\n", "test.conf:2: mode must be");
+	expect_error("[cgroup /a]\nmatch = subtree\n", ":2: match must be tree or exact");
 	expect_error("[default]\nhsize = 1\n", "test.conf:2: hsize");
 	expect_error("[default]\nhsize = 12abc\n", ":2: hsize");
 	expect_error("[default]\npw_max = -3\n", ":2: pw_max");
@@ -91,6 +109,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults_and_inheritance),
 		cmocka_unit_test(test_bad_files),
+		cmocka_unit_test(test_match),
 		cmocka_unit_test(test_missing_file),
 	};
 	return cmocka_run_group_tests_name("config", tests, NULL, NULL);

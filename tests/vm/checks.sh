@@ -191,6 +191,29 @@ if [ $prefetching = 1 ]; then
 		"leap: fewer swap-in misses than without prefetching"
 fi
 
+# ---- cgroup trees: a cgroup created below the watched one, after attach ----------
+# The command makes a child of the cgroup leap-agent run put it in, moves
+# there and runs the workload: its faults must resolve to the run cgroup's
+# target through BPF's walk up the cgroup's parents (resolve_cgroup in
+# bpf/leap_observer.bpf.c) on this kernel's hook path.  It moves back and
+# removes the child afterwards, so run can remove its cgroup.
+# shellcheck disable=SC2016 # expanded by the inner shell
+tree_cmd='cg=$(sed -n "s/^0:://p" /proc/self/cgroup)
+m=$(awk '"'"'$3 == "cgroup2" {print $2; exit}'"'"' /proc/mounts)
+mkdir "$m$cg/child" && echo $$ >"$m$cg/child/cgroup.procs" || exit 125
+"$@"; rc=$?
+echo $$ >"$m$cg/cgroup.procs"; rmdir "$m$cg/child"; exit $rc'
+agent_run tree --memory-limit "$limit" --policy leap -- sh -c "$tree_cmd" sh "${wl[@]}"
+rc=$?
+ok $rc "tree: workload in a child of the watched cgroup ran intact (exit $rc)" ||
+	diag "$(tail -n 5 "$out/tree.err")"
+cmp_ok "$(jget "$out/tree.json" .swapin_misses)" '>' 0 "tree: the child's swap-ins count for its parent's target"
+if [ $prefetching = 1 ]; then
+	cmp_ok "$(jget "$out/tree.json" .hits)" '>' 0 "tree: prefetched for the child, and hit"
+else
+	cmp_ok "$(jget "$out/tree.json" .events)" '>' 0 "tree: the child's events reach the agent"
+fi
+
 # ---- backend mode: swap offsets from the device's reads --------------------------
 # The swap device is a block device here (the guest's virtio disk): the agent
 # runs the engine on the offsets its block_bio_queue program reads and pushes

@@ -68,10 +68,13 @@ void agent_attach_observer(struct agent *a, struct leap_observer *obs)
 {
 	a->obs = obs;
 	a->pf.prefetched_fd = leap_observer_map_fd(obs, "prefetched");
+	leaves_init(&a->leaves, leap_observer_map_fd(obs, "leaves"),
+		    leap_observer_map_fd(obs, "match"));
 }
 
 void agent_fini(struct agent *a)
 {
+	leaves_fini(&a->leaves);
 	prefetch_close(&a->pf);
 	leap_table_free(&a->streams);
 }
@@ -84,6 +87,8 @@ static uint32_t target_flags(const struct agent_policy *p)
 		f |= LEAP_TGT_EVENTS;
 	if (p->params.key == LEAP_KEY_THREAD)
 		f |= LEAP_TGT_THREAD_DELTAS;
+	if (p->exact)
+		f |= LEAP_TGT_EXACT;
 	return f;
 }
 
@@ -106,6 +111,13 @@ static int push_target(struct agent *a, struct agent_target *t, char *err, size_
 
 int agent_add_cgroup(struct agent *a, const char *path, const struct agent_policy *pol,
 		     char *err, size_t errlen)
+{
+	return agent_add_cgroup_opts(a, path, pol, false, err, errlen);
+}
+
+int agent_add_cgroup_opts(struct agent *a, const char *path,
+			  const struct agent_policy *pol, bool force_exact, char *err,
+			  size_t errlen)
 {
 	struct agent_target *t;
 	__u64 id;
@@ -134,6 +146,9 @@ int agent_add_cgroup(struct agent *a, const char *path, const struct agent_polic
 	t->cgroup_id = id;
 	snprintf(t->path, sizeof(t->path), "%s", path);
 	t->policy = *pol;
+	t->exact_forced = force_exact;
+	if (force_exact)
+		t->policy.exact = true;
 	t->slot = a->next_slot;
 	rc = push_target(a, t, err, errlen);
 	if (rc)
@@ -175,27 +190,47 @@ void agent_apply_config(struct agent *a, const struct agent_config *cfg)
 	a->config.ncgroups = cfg->ncgroups;
 	for (int i = 0; i < a->ntargets; i++) {
 		struct agent_target *t = &a->targets[i];
+		bool was_exact = t->policy.exact;
 
 		t->policy = *agent_config_policy_for(
 			&a->config, t->kind == TARGET_CGROUP ? t->path : NULL);
-		push_target(a, t, NULL, 0);
+		if (t->exact_forced)
+			t->policy.exact = true;
+		/* Now exact: its descendants match elsewhere or not at all; BPF
+		 * names them afresh at their next fault. */
+		if (t->kind == TARGET_CGROUP && !was_exact && t->policy.exact)
+			leaves_drop_target(&a->leaves, t->cgroup_id);
+		if (!t->gone)
+			push_target(a, t, NULL, 0);
 	}
 }
 
-/* The target an event belongs to: its pid entry first, then its cgroup. */
+/*
+ * The target an event belongs to: its pid entry first, then its cgroup's,
+ * then the target BPF matched the cgroup to (a descendant's deepest
+ * covering target, leaves.h).
+ */
 static struct agent_target *target_of(struct agent *a, const struct leap_event *ev)
 {
 	struct agent_target *by_cgroup = NULL;
+	uint64_t target_id;
 
 	for (int i = 0; i < a->ntargets; i++) {
 		struct agent_target *t = &a->targets[i];
 
 		if (t->kind == TARGET_PID && t->tgid == ev->tgid)
 			return t;
-		if (t->kind == TARGET_CGROUP && t->cgroup_id == ev->cgroup_id)
+		if (t->kind == TARGET_CGROUP && !t->gone && t->cgroup_id == ev->cgroup_id)
 			by_cgroup = t;
 	}
-	return by_cgroup;
+	if (by_cgroup || !ev->cgroup_id)
+		return by_cgroup;
+	target_id = leaves_target(&a->leaves, ev->cgroup_id);
+	for (int i = 0; target_id && i < a->ntargets; i++)
+		if (a->targets[i].kind == TARGET_CGROUP && !a->targets[i].gone &&
+		    a->targets[i].cgroup_id == target_id)
+			return &a->targets[i];
+	return NULL;
 }
 
 static void add_stat(struct agent *a, uint32_t slot, int which, uint64_t n)
@@ -218,12 +253,24 @@ static void process_gone(struct agent *a, uint32_t tgid)
 	prefetch_forget(&a->pf, tgid);
 }
 
-static void record_latency(struct agent *a, const struct leap_event *ev)
+const uint32_t agent_lat_bounds_us[AGENT_LAT_BUCKETS] = {
+	5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000,
+};
+
+static void record_latency(struct agent *a, struct agent_target *t,
+			   const struct leap_event *ev)
 {
 	uint64_t lat = mono_ns() - ev->ts_ns;
+	uint32_t us = lat / 1000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(lat / 1000);
+	int b = 0;
 
-	a->lat_us[a->nlat++ % AGENT_LATENCY_SAMPLES] =
-		lat / 1000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(lat / 1000);
+	a->lat_us[a->nlat++ % AGENT_LATENCY_SAMPLES] = us;
+	while (b < AGENT_LAT_BUCKETS && us > agent_lat_bounds_us[b])
+		b++;
+	if (t->slot < LEAP_STATS_SLOTS) {
+		a->lat_hist[t->slot][b]++;
+		a->lat_sum_us[t->slot] += us;
+	}
 }
 
 /*
@@ -268,7 +315,7 @@ static int backend_event(struct agent *a, struct agent_target *t,
 	if (rc > 0) {
 		a->c.prefetched += (uint64_t)rc;
 		add_stat(a, t->slot, 0, (uint64_t)rc);
-		record_latency(a, ev);
+		record_latency(a, t, ev);
 	} else if (rc < 0 && a->be->fd < 0) {
 		fprintf(stderr,
 			"leap-agent: leap-swapd control socket %s: %s; backend "
@@ -367,7 +414,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	if (rc > 0) {
 		a->c.prefetched += (uint64_t)rc;
 		add_stat(a, t->slot, 0, (uint64_t)rc);
-		record_latency(a, ev);
+		record_latency(a, t, ev);
 	} else if (rc == -ESRCH) {
 		process_gone(a, ev->tgid);
 	} else if (rc == -EINVAL || rc == -ENOSYS) {
@@ -395,9 +442,65 @@ static bool pid_alive(uint32_t tgid)
 	return stat(path, &st) == 0;
 }
 
+/*
+ * A cgroup target whose directory was removed stops being watched (its
+ * slot keeps its counts) until a cgroup of the same path appears again:
+ * a restarted systemd service or container gets a new cgroup, and a new id.
+ */
+static void check_cgroup_target(struct agent *a, struct agent_target *t)
+{
+	char err[512];
+	uint64_t id;
+	int rc = cgroup_id_quiet(t->path, &id);
+
+	if (!t->gone) {
+		if (rc == 0 && id == t->cgroup_id)
+			return;
+		leap_observer_remove_cgroup(a->obs, t->cgroup_id);
+		leaves_drop_target(&a->leaves, t->cgroup_id);
+		t->gone = true;
+		a->state_dirty = true;
+		fprintf(stderr,
+			"leap-agent: watched cgroup %s was removed; not watched until a "
+			"cgroup of that path exists again (its counters are kept)\n",
+			t->path);
+	}
+	if (rc)
+		return;
+	t->cgroup_id = id;
+	if (push_target(a, t, err, sizeof(err))) {
+		fprintf(stderr, "leap-agent: cannot watch %s again: %s\n", t->path, err);
+		return;
+	}
+	t->gone = false;
+	a->state_dirty = true;
+	fprintf(stderr, "leap-agent: cgroup %s exists again (id %llu); watching it\n",
+		t->path, (unsigned long long)id);
+}
+
+static void tick_cgroups(struct agent *a)
+{
+	struct leaves_root roots[AGENT_MAX_TARGETS];
+	int n = 0;
+
+	for (int i = 0; i < a->ntargets; i++) {
+		struct agent_target *t = &a->targets[i];
+
+		if (t->kind != TARGET_CGROUP)
+			continue;
+		check_cgroup_target(a, t);
+		if (!t->gone)
+			roots[n++] =
+				(struct leaves_root){.id = t->cgroup_id, .path = t->path};
+	}
+	if (leaves_tick(&a->leaves, roots, n))
+		a->state_dirty = true;
+}
+
 void agent_tick(struct agent *a, uint64_t now_ns)
 {
 	a->ra_pages = kernel_ra_pages();
+	tick_cgroups(a);
 	leap_table_expire(&a->streams, now_ns,
 			  (uint64_t)a->config.idle_timeout_s * 1000000000ULL);
 	for (int i = 0; i < a->ntargets; i++) {

@@ -12,11 +12,15 @@
 #include "backend.h"
 #include "config.h"
 #include "leap/engine.h"
+#include "leaves.h"
 #include "observer.h"
 #include "prefetch.h"
 
 #define AGENT_MAX_TARGETS     256
 #define AGENT_LATENCY_SAMPLES 65536
+/* Reaction latency histogram: upper bounds in microseconds, then +Inf. */
+#define AGENT_LAT_BUCKETS 14
+extern const uint32_t agent_lat_bounds_us[AGENT_LAT_BUCKETS];
 
 enum target_kind { TARGET_CGROUP, TARGET_PID };
 
@@ -26,7 +30,9 @@ struct agent_target {
 	uint32_t tgid;	     /* TARGET_PID */
 	char path[PATH_MAX]; /* cgroup directory, for messages and reloads */
 	struct agent_policy policy;
-	uint32_t slot; /* leap_stats slot */
+	uint32_t slot;	   /* leap_stats slot */
+	bool exact_forced; /* --cgroup-exact: exact whatever the config says */
+	bool gone;	   /* TARGET_CGROUP: removed; watched again once re-created */
 };
 
 struct agent_counters {
@@ -63,6 +69,15 @@ struct agent {
 	uint64_t nlat;
 	bool verbose;
 	uint32_t ra_pages; /* the kernel's swap readahead reach (vm.page-cluster) */
+	/* reaction latency since start per stats slot (pid targets share 0, so
+	 * nothing goes down when one exits): counts per bucket of
+	 * agent_lat_bounds_us (the last one: +Inf), and their sum */
+	uint64_t lat_hist[LEAP_STATS_SLOTS][AGENT_LAT_BUCKETS + 1];
+	uint64_t lat_sum_us[LEAP_STATS_SLOTS];
+	/* cgroups under the cgroup targets that faulted (leaves.h) */
+	struct agent_leaves leaves;
+	/* targets or matched cgroups changed: the state file is out of date */
+	bool state_dirty;
 };
 
 /* Sets up everything but the observer (opened by the caller). */
@@ -70,16 +85,24 @@ int agent_init(struct agent *a, const struct agent_config *cfg);
 /* Once the observer is open: hand its prefetched-page map to the prefetcher. */
 void agent_attach_observer(struct agent *a, struct leap_observer *obs);
 void agent_fini(struct agent *a);
-/* Adds a cgroup (by v2 directory) or a pid with its policy. */
+/*
+ * Adds a cgroup (by v2 directory: it and, unless pol->exact, its
+ * descendants) or a pid with its policy.  force_exact: pol->exact also
+ * after a reload (--cgroup-exact).
+ */
 int agent_add_cgroup(struct agent *a, const char *path, const struct agent_policy *pol,
 		     char *err, size_t errlen);
+int agent_add_cgroup_opts(struct agent *a, const char *path,
+			  const struct agent_policy *pol, bool force_exact, char *err,
+			  size_t errlen);
 int agent_add_pid(struct agent *a, uint32_t tgid, const struct agent_policy *pol,
 		  char *err, size_t errlen);
 /* Applies a freshly parsed config to the existing targets (SIGHUP). */
 void agent_apply_config(struct agent *a, const struct agent_config *cfg);
 /* The observer's event callback (ctx = struct agent *). */
 int agent_on_event(void *ctx, const struct leap_event *ev);
-/* Periodic housekeeping: idle streams, exited pid targets. */
+/* Periodic housekeeping: idle streams, exited pid targets, removed and
+ * re-created cgroup targets, matched cgroups (sets state_dirty). */
 void agent_tick(struct agent *a, uint64_t now_ns);
 /* Totals over every target's stats slot. */
 void agent_totals(struct agent *a, struct leap_cg_stats *sum);

@@ -7,8 +7,12 @@
  *   [default]
  *   mode = leap          ; leap | observe | off
  *   hsize = 32
- *   [cgroup /sys/fs/cgroup/unified/db]
- *   pw_max = 64          ; unset keys come from [default], wherever it is
+ *   [cgroup /sys/fs/cgroup/unified/db.slice]
+ *   mode = observe       ; the slice and every cgroup below it ...
+ *   [cgroup /sys/fs/cgroup/unified/db.slice/pg.service]
+ *   pw_max = 64          ; ... but the most specific section wins here;
+ *                        ; unset keys come from [default], wherever it is
+ *   match = exact        ; tree (default) | exact: this cgroup only
  *
  * libinih does the lexing; the handler validates every key and value and
  * remembers the first error with its line, so a bad file is refused with a
@@ -30,6 +34,7 @@ enum key_bit {
 	K_MAX_DELTA = 1 << 4,
 	K_STREAM = 1 << 5,
 	K_FLAVOR = 1 << 6,
+	K_MATCH = 1 << 7,
 };
 
 struct parse_state {
@@ -139,6 +144,11 @@ static int set_policy_key(struct parse_state *st, struct agent_policy *p, unsign
 				"stream must be process, thread or cgroup, not '%s'%s", v,
 				"");
 		*mask |= K_STREAM;
+	} else if (strcmp(key, "match") == 0) {
+		if (strcmp(v, "tree") && strcmp(v, "exact"))
+			return fail(st, "match must be tree or exact, not '%s'%s", v, "");
+		p->exact = strcmp(v, "exact") == 0;
+		*mask |= K_MATCH;
 	} else if (strcmp(key, "flavor") == 0) {
 		if (leap_flavor_parse(v, &p->params.flavor))
 			return fail(st, "flavor must be ours or paper, not '%s'%s", v,
@@ -259,6 +269,8 @@ static void inherit_defaults(struct parse_state *st)
 			p->params.key = d->params.key;
 		if (!(m & K_FLAVOR))
 			p->params.flavor = d->params.flavor;
+		if (!(m & K_MATCH))
+			p->exact = d->exact;
 	}
 }
 

@@ -4,6 +4,7 @@
 #define LEAP_AGENT_CONFIG_H
 
 #include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "leap/engine.h"
@@ -17,6 +18,9 @@ enum agent_mode {
 struct agent_policy {
 	enum agent_mode mode;
 	struct leap_params params;
+	/* Cgroup targets: only the cgroup itself (match = exact), not the
+	 * tree below it (match = tree, the default). */
+	bool exact;
 };
 
 #define AGENT_MAX_CGROUP_POLICIES 64

@@ -21,6 +21,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "leap/prom.h"
 #include "leap/size.h"
 #include "memclient.h"
 
@@ -31,6 +32,7 @@ static const char doc[] =
 	"leap-memctl: stats of leap-memd servers, and data checks through memclient.\v"
 	"Commands:\n"
 	"  stats              each server's counters, one 'server key value' a line\n"
+	"                     (--format prometheus: the Prometheus text format)\n"
 	"  fill               write --pages pages of generation 0\n"
 	"  verify             read them back and compare\n"
 	"  stress             fill, then random reads (verified) and rewrites for "
@@ -44,6 +46,7 @@ enum {
 	OPT_BATCH,
 	OPT_REG_CACHE,
 	OPT_REG_TRACE,
+	OPT_FORMAT,
 };
 
 static const struct argp_option options[] = {
@@ -64,6 +67,8 @@ static const struct argp_option options[] = {
 	 0},
 	{"reg-trace", OPT_REG_TRACE, "FILE", 0,
 	 "RDMA: record every RDMA operation's local buffer (regtrace format)", 0},
+	{"format", OPT_FORMAT, "text|prometheus", 0,
+	 "stats: one 'server key value' a line (default) or Prometheus text", 0},
 	{0},
 };
 
@@ -73,6 +78,7 @@ struct args {
 	const char *cmd;
 	uint64_t seed;
 	unsigned seconds, write_pct, batch;
+	bool prometheus; /* stats --format prometheus */
 };
 
 static error_t parse_opt(int key, char *arg, struct argp_state *st)
@@ -81,7 +87,7 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	unsigned long long v = 0;
 
 	if (arg && key != 's' && key != 'k' && key != 't' && key != ARGP_KEY_ARG &&
-	    key != OPT_REG_CACHE && key != OPT_REG_TRACE &&
+	    key != OPT_REG_CACHE && key != OPT_REG_TRACE && key != OPT_FORMAT &&
 	    leap_parse_uint(arg, 0, UINT32_MAX, &v) && key != 'S')
 		argp_error(st, "bad number '%s'", arg);
 	switch (key) {
@@ -131,6 +137,12 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		break;
 	case OPT_REG_TRACE:
 		a->mc.reg_trace = arg;
+		break;
+	case OPT_FORMAT:
+		if (strcmp(arg, "text") && strcmp(arg, "prometheus"))
+			argp_error(st, "--format takes text or prometheus, not '%s'",
+				   arg);
+		a->prometheus = !strcmp(arg, "prometheus");
 		break;
 	case OPT_BATCH:
 		if (v < 1 || v > 4096)
@@ -192,6 +204,92 @@ static const char *const stat_names[LEAP_WSTAT_NR] = {
 	"fh_region_size", "fh_share",	   "fh_moves",	     "fh_refused",
 	"fh_victim_hits", "fh_pinned",	   "fh_pinned_peak",
 };
+
+/*
+ * The same counters as Prometheus metrics (include/leap/prom.h): levels
+ * are gauges, the rest counters (_total); byte values say so in the name.
+ */
+static const struct {
+	const char *name, *type;
+} prom_stats[LEAP_WSTAT_NR] = {
+	{"leap_memd_capacity_pages", "gauge"},
+	{"leap_memd_used_pages", "gauge"},
+	{"leap_memd_read_requests_total", "counter"},
+	{"leap_memd_write_requests_total", "counter"},
+	{"leap_memd_pages_read_total", "counter"},
+	{"leap_memd_pages_written_total", "counter"},
+	{"leap_memd_clients", "gauge"},
+	{"leap_memd_clients_accepted_total", "counter"},
+	{"leap_memd_auth_failures_total", "counter"},
+	{"leap_memd_bad_messages_total", "counter"},
+	{"leap_memd_map_requests_total", "counter"},
+	{"leap_memd_pages_mapped_total", "counter"},
+	{"leap_memd_mr_registrations_total", "counter"},
+	{"leap_memd_mr_deregistrations_total", "counter"},
+	{"leap_memd_mr_bytes", "gauge"},
+	{"leap_memd_fh_budget_bytes", "gauge"},
+	{"leap_memd_fh_region_size_bytes", "gauge"},
+	{"leap_memd_fh_share_regions", "gauge"},
+	{"leap_memd_fh_moves_total", "counter"},
+	{"leap_memd_fh_refused_total", "counter"},
+	{"leap_memd_fh_victim_hits_total", "counter"},
+	{"leap_memd_fh_pinned_bytes", "gauge"},
+	{"leap_memd_fh_pinned_peak_bytes", "gauge"},
+};
+
+/*
+ * Families grouped, every server a sample of each.  Each server gets its
+ * own client, so one that is down is reported (leap_memd_up 0) instead of
+ * failing the whole scrape as leap_mc_open() would.
+ */
+static int cmd_stats_prom(const struct args *a)
+{
+	static uint64_t v[LEAP_MC_MAX_SERVERS][LEAP_WIRE_MAX_STATS];
+	int n[LEAP_MC_MAX_SERVERS], rc = 0;
+
+	for (unsigned i = 0; i < a->mc.nservers; i++) {
+		struct leap_mc_config one = a->mc;
+		struct leap_mc *mc;
+		char err[512];
+
+		one.servers[0] = a->mc.servers[i];
+		one.nservers = 1;
+		one.replicas = 1;
+		mc = leap_mc_open(&one, err, sizeof(err));
+		n[i] = mc ? leap_mc_server_stats(mc, 0, v[i]) : -ECONNREFUSED;
+		if (!mc)
+			fprintf(stderr, "leap-memctl: %s\n", err);
+		else if (n[i] < 0)
+			fprintf(stderr, "leap-memctl: %s: %s\n", a->mc.servers[i],
+				strerror(-n[i]));
+		if (n[i] < 0)
+			rc = 1;
+		leap_mc_close(mc);
+	}
+	prom_family(stdout, "leap_memd_up", "gauge",
+		    "Whether the leap-memd server answered STATS.");
+	for (unsigned i = 0; i < a->mc.nservers; i++) {
+		struct prom_label l = {"server", a->mc.servers[i]};
+
+		prom_sample(stdout, "leap_memd_up", &l, 1, n[i] >= 0);
+	}
+	for (int j = 0; j < LEAP_WSTAT_NR; j++) {
+		char help[96];
+
+		if (!prom_stats[j].name)
+			continue;
+		snprintf(help, sizeof(help), "leap-memd STATS field %s.", stat_names[j]);
+		prom_family(stdout, prom_stats[j].name, prom_stats[j].type, help);
+		for (unsigned i = 0; i < a->mc.nservers; i++) {
+			struct prom_label l = {"server", a->mc.servers[i]};
+
+			if (j < n[i])
+				prom_sample_u64(stdout, prom_stats[j].name, &l, 1,
+						v[i][j]);
+		}
+	}
+	return rc;
+}
 
 static int cmd_stats(struct leap_mc *mc, const struct args *a)
 {
@@ -376,6 +474,8 @@ int main(int argc, char **argv)
 	a.mc.secret_len = (size_t)slen;
 	/* verify checks what an earlier fill (another process) wrote. */
 	a.mc.existing = !strcmp(a.cmd, "verify");
+	if (!strcmp(a.cmd, "stats") && a.prometheus)
+		return cmd_stats_prom(&a);
 	mc = leap_mc_open(&a.mc, err, sizeof(err));
 	if (!mc) {
 		fprintf(stderr, "leap-memctl: %s\n", err);

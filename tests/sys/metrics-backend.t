@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# leap-timeout: 180
+# SPDX-License-Identifier: MIT
+# Backend counters in the Prometheus output, parsed with the reference
+# parser (python3-prometheus-client): leap-agent in backend mode exports
+# leap-swapd's STATS (read over its control socket) next to its own
+# counters, and leap-memctl stats --format prometheus exports each
+# leap-memd server's.  A server that is down is reported, not hidden.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/lib/fixture.sh
+. "$root/tests/lib/fixture.sh"
+
+require_root
+AGENT=$root/bin/leap-agent
+MEMCTL=$root/bin/leap-memctl
+PARSE=$here/helpers/prom-parse.py
+for b in "$AGENT" "$MEMCTL" "$root/bin/leap-memd" "$root/bin/leap-swapd"; do
+	[ -x "$b" ] || bail_out "$b not built (run make)"
+done
+[ -c /dev/fuse ] || skip_all "no /dev/fuse"
+[ -d /sys/fs/cgroup/memory ] || skip_all "no memory cgroup controller"
+command -v jq >/dev/null || bail_out "jq missing (make deps)"
+/usr/bin/python3 -c 'import prometheus_client.parser' 2>/dev/null ||
+	bail_out "python3-prometheus-client missing (make deps)"
+
+fixture_init
+# shellcheck source=tests/lib/backend.sh
+. "$root/tests/lib/backend.sh"
+backend_init || bail_out "backend_init failed"
+tmp=$BK_DIR
+backend_memd A 127.0.0.1:0 160M || bail_out "leap-memd did not start"
+backend_swapd 128M --cache-pages 1024 || bail_out "leap-swapd did not start"
+backend_swapon || bail_out "loop device, mkswap or swapon failed"
+pass "backend swap on $BK_LOOP"
+
+# ---- leap-agent in backend mode: its counters and leap-swapd's ---------------------
+run_timeout 60 "$AGENT" run --memory-limit 32M --backend "$BK_CTL" --backend-dev "$BK_LOOP" \
+	-- sh -c "sleep 1.5; '$AGENT' stats --format prometheus >'$tmp/agent.prom'" \
+	>/dev/null 2>"$tmp/run.err"
+is $? 0 "stats --format prometheus while a backend-mode agent runs" || diag "$(cat "$tmp/run.err")"
+/usr/bin/python3 "$PARSE" <"$tmp/agent.prom" >"$tmp/agent.json" 2>"$tmp/parse.err"
+ok $? "it parses" || diag "$(cat "$tmp/parse.err")"
+pq() { jq -r "$@" "$tmp/agent.json"; }
+is "$(pq '.leap_swapd_up.samples[0].value | floor')" 1 "leap_swapd_up is 1"
+is "$(pq '.leap_swapd_up.samples[0].labels.socket')" "$BK_CTL" "labelled with the control socket"
+is "$(pq '.leap_swapd_reads.type')" counter "leap_swapd_reads_total is a counter"
+is "$(pq '.leap_swapd_cache_pages.samples[0].value | floor')" 1024 \
+	"leap_swapd_cache_pages is a gauge with the cache size"
+is "$(pq '.leap_agent_info.samples[0].labels.prefetch')" leap-swapd "leap_agent_info says backend mode"
+[ "$(pq '.leap_agent_backend_queued_pages.samples | length')" -gt 0 ]
+ok $? "the agent's own backend counters are there"
+
+# ---- leap-memctl: leap-memd's counters ------------------------------------------------
+run_timeout 30 "$MEMCTL" stats --format prometheus -s "$A_addr" -k "$BK_SECRET" \
+	>"$tmp/memd.prom" 2>"$tmp/memctl.err"
+is $? 0 "leap-memctl stats --format prometheus" || diag "$(cat "$tmp/memctl.err")"
+/usr/bin/python3 "$PARSE" <"$tmp/memd.prom" >"$tmp/memd.json" 2>"$tmp/parse.err"
+ok $? "it parses" || diag "$(cat "$tmp/parse.err")"
+mq() { jq -r "$@" "$tmp/memd.json"; }
+is "$(mq '.leap_memd_up.samples[0].value | floor')" 1 "leap_memd_up is 1"
+is "$(mq '.leap_memd_up.samples[0].labels.server')" "$A_addr" "labelled with the server"
+cmp_ok "$(mq '.leap_memd_capacity_pages.samples[0].value | floor')" '>=' 40960 \
+	"leap_memd_capacity_pages holds the server's size"
+cmp_ok "$(mq '.leap_memd_pages_written.samples[0].value | floor')" '>' 0 \
+	"leap_memd_pages_written_total counts the swap traffic"
+# A second server that is not there: reported down, the first still shown.
+run_timeout 60 "$MEMCTL" stats --format prometheus --retry-ms 200 -s "$A_addr" -s 127.0.0.1:1 \
+	-k "$BK_SECRET" >"$tmp/memd2.prom" 2>/dev/null
+isnt $? 0 "a server that is down makes leap-memctl fail"
+/usr/bin/python3 "$PARSE" <"$tmp/memd2.prom" >"$tmp/memd2.json" 2>"$tmp/parse.err"
+ok $? "and its output still parses" || diag "$(cat "$tmp/parse.err")"
+is "$(jq -r '.leap_memd_up.samples[] | select(.labels.server == "127.0.0.1:1") | .value | floor' \
+	"$tmp/memd2.json")" 0 "leap_memd_up is 0 for it"
+done_testing
