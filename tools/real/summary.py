@@ -7,7 +7,7 @@ speedups over row b (Linux readahead), a Markdown table, a CSV and a PNG.
 
 Speedup = median time of row b / median time of the row (> 1: faster than
 Linux readahead), for the whole run and for each phase the program timed.
-Runs with status "oom" are never counted.  With --check, exits 1 when row c
+Runs with status "oom" or "timeout" are never counted.  With --check, exits 1 when row c
 is slower than row b by more than PCT percent on any program and limit.
 """
 import argparse
@@ -60,8 +60,8 @@ def main():
     ooms = {}
     for r in runs:
         key = (r["program"], int(r["pct"]), r["row"])
-        if r["status"] == "oom":
-            ooms[key] = ooms.get(key, 0) + 1
+        if r["status"] in ("oom", "timeout"):
+            ooms[key] = ooms.get(key, 0) + 1  # never counted (bench-real.sh)
             continue
         if r["status"] != "ok":
             continue
@@ -88,7 +88,8 @@ def main():
             g = groups.get((p, pct, row), [])
             n_oom = ooms.get((p, pct, row), 0)
             if not g:
-                note = f"all {n_oom} runs OOM-killed (not counted)" if n_oom else "no run"
+                note = (f"all {n_oom} runs OOM-killed or past --timeout (not counted)"
+                        if n_oom else "no run")
                 lines.append(f"| {p} | {pct}% | {row} | 0 | {note} |" + " |" * (2 + len(METRICS)))
                 if args.check and row in ("b", "c") and not n_oom:
                     failed.append(f"{p} {pct}% row {row}: no successful run")
@@ -114,7 +115,7 @@ def main():
                 if bph.get(k):
                     rec["phase_" + k + "_speedup"] = bph[k] / med(v)
             summary.append(rec)
-            oomtxt = f" (+{n_oom} OOM)" if n_oom else ""
+            oomtxt = f" (+{n_oom} OOM/timeout)" if n_oom else ""
             lines.append(f"| {p} | {pct}% | {row} | {len(g)}{oomtxt} | {wall:.2f} | "
                          + (f"{ratio:.2f}x" if ratio else "-") + f" | {phtxt} | "
                          + " | ".join(vals) + " |")
