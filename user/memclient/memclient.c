@@ -41,6 +41,7 @@ struct mc_server {
 	struct leap_conn c;    /* c.fd < 0: not connected */
 	pthread_mutex_t ilock; /* instance; down state with pipes */
 	uint64_t instance;
+	uint64_t capacity; /* pages, as its HELLO said */
 	bool have_instance;
 	bool down; /* a retry window failed: fail fast, probe at down_until */
 	int64_t down_until;
@@ -242,6 +243,7 @@ static int srv_handshake(struct mc_server *s, struct leap_conn *c, uint8_t *rx,
 	}
 	__atomic_store_n(&s->instance, m.u.hello_rep.instance, __ATOMIC_SEQ_CST);
 	s->have_instance = true;
+	s->capacity = m.u.hello_rep.capacity_pages;
 	pthread_mutex_unlock(&s->ilock);
 	*instance = m.u.hello_rep.instance;
 	id = __atomic_add_fetch(&s->next_id, 1, __ATOMIC_RELAXED);
@@ -1346,6 +1348,111 @@ int leap_mc_read(struct leap_mc *mc, uint64_t off, void *buf, size_t len)
 int leap_mc_prefetch(struct leap_mc *mc, uint64_t off, void *buf, size_t len)
 {
 	return mc_read(mc, off, buf, len, true);
+}
+
+/*
+ * Scattered pages (a prefetch window), in the prefetch class: the pages
+ * each server can serve go out as one READ per server (a READ names any
+ * offsets), all servers at once.  A page whose first replica does not
+ * answer is read on its own, through the other replicas.
+ */
+int leap_mc_prefetch_pages(struct leap_mc *mc, const uint64_t *pg, uint32_t n,
+			   uint8_t *const *out, uint64_t *ok)
+{
+	struct {
+		uint32_t cnt;
+		uint32_t idx[LEAP_WIRE_MAX_BATCH];
+		uint64_t offset[LEAP_WIRE_MAX_BATCH];
+		uint8_t *out[LEAP_WIRE_MAX_BATCH];
+		struct srv_io io;
+	} req[LEAP_MC_MAX_SERVERS];
+	uint64_t need = 0;
+
+	*ok = 0;
+	if (n > LEAP_WIRE_MAX_BATCH)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++)
+		if (pg[i] >= mc->cfg.dev_pages)
+			return -EINVAL;
+	for (unsigned si = 0; si < mc->cfg.nservers; si++)
+		req[si].cnt = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t st = __atomic_load_n(&mc->pstate[pg[i]], __ATOMIC_RELAXED);
+		unsigned k = 0;
+
+		if (st & PS_WRITING)
+			continue; /* a write is in flight: no guess */
+		if (!(st & PS_WRITTEN)) {
+			memset(out[i], 0, LEAP_WIRE_PAGE_SIZE);
+			*ok |= 1ULL << i;
+			continue;
+		}
+		need |= 1ULL << i;
+		while (k < mc->cfg.replicas && !(st & (PS_VALID0 << k)))
+			k++;
+		if (k == mc->cfg.replicas)
+			continue;
+		{
+			unsigned si = leap_mc_place(pg[i], mc->cfg.stripe_pages,
+						    mc->cfg.nservers, k);
+			uint32_t c = req[si].cnt++;
+
+			req[si].idx[c] = i;
+			req[si].offset[c] = pg[i] * LEAP_WIRE_PAGE_SIZE;
+			req[si].out[c] = out[i];
+		}
+	}
+	for (unsigned si = 0; si < mc->cfg.nservers; si++)
+		if (req[si].cnt)
+			srv_io_start(&req[si].io, &mc->srv[si], LEAP_WOP_READ, true,
+				     req[si].offset, req[si].cnt, req[si].out, NULL);
+	for (unsigned si = 0; si < mc->cfg.nservers; si++) {
+		if (!req[si].cnt)
+			continue;
+		if (srv_io_finish(&req[si].io))
+			continue;
+		for (uint32_t j = 0; j < req[si].cnt; j++)
+			if (req[si].io.r.present >> j & 1) {
+				*ok |= 1ULL << req[si].idx[j];
+				need &= ~(1ULL << req[si].idx[j]);
+			}
+	}
+	/* The rest one by one, with failover (and lost-page accounting). */
+	for (uint32_t i = 0; i < n; i++)
+		if ((need >> i & 1) && mc_read(mc, pg[i] * LEAP_WIRE_PAGE_SIZE, out[i],
+					       LEAP_WIRE_PAGE_SIZE, true) == 0)
+			*ok |= 1ULL << i;
+	COUNT(mc, pages_read, (uint64_t)__builtin_popcountll(*ok));
+	return 0;
+}
+
+int leap_mc_check_capacity(struct leap_mc *mc, char *err, size_t errlen)
+{
+	uint64_t need[LEAP_MC_MAX_SERVERS] = {0};
+	uint64_t sp = mc->cfg.stripe_pages, n = mc->cfg.dev_pages;
+
+	/* Exactly what the placement puts on each server: stripe s on server
+	 * s % N, and with r = 2 also on (s + 1) % N. */
+	for (uint64_t st = 0; st * sp < n; st++) {
+		uint64_t pages = n - st * sp < sp ? n - st * sp : sp;
+
+		for (unsigned k = 0; k < mc->cfg.replicas; k++)
+			need[leap_mc_place(st * sp, mc->cfg.stripe_pages,
+					   mc->cfg.nservers, k)] += pages;
+	}
+	for (unsigned i = 0; i < mc->cfg.nservers; i++)
+		if (need[i] > mc->srv[i].capacity) {
+			snprintf(err, errlen,
+				 "%s serves %llu MiB but this device at %u replica%s "
+				 "places %llu MiB on it: add servers, give them more "
+				 "memory (leap-memd --size) or make the device smaller",
+				 mc->srv[i].addr,
+				 (unsigned long long)(mc->srv[i].capacity >> 8),
+				 mc->cfg.replicas, mc->cfg.replicas > 1 ? "s" : "",
+				 (unsigned long long)((need[i] + 255) >> 8));
+			return -ENOSPC;
+		}
+	return 0;
 }
 
 int leap_mc_discard(struct leap_mc *mc, uint64_t off, size_t len)

@@ -106,6 +106,14 @@ int leap_mc_read(struct leap_mc *mc, uint64_t off, void *buf, size_t len);
  * demand reads (leap_mc_read), so demand reads overtake it. */
 int leap_mc_prefetch(struct leap_mc *mc, uint64_t off, void *buf, size_t len);
 /*
+ * n (<= LEAP_WIRE_MAX_BATCH) scattered pages pg[i] (page numbers) into
+ * out[i], in the prefetch class, one READ per server for all of them.  Bit
+ * i of *ok says page i was read; a page being written, or that no replica
+ * served, is left out (a prefetch never guesses).  0 or -EINVAL.
+ */
+int leap_mc_prefetch_pages(struct leap_mc *mc, const uint64_t *pg, uint32_t n,
+			   uint8_t *const *out, uint64_t *ok);
+/*
  * Discard (TRIM) of page-aligned [off, off + len): the client forgets the
  * pages, which then read as zeros without asking a server, and stops
  * re-replicating them.  No message goes to the servers (the protocol has no
@@ -114,6 +122,14 @@ int leap_mc_prefetch(struct leap_mc *mc, uint64_t off, void *buf, size_t len);
  * there either way.  0 or -EINVAL.
  */
 int leap_mc_discard(struct leap_mc *mc, uint64_t off, size_t len);
+
+/*
+ * Whether every server can hold what the placement puts on it (its HELLO
+ * capacity, all of it for this device): 0, or -ENOSPC with which server
+ * and how much in err.  leap-swapd refuses to start otherwise: a full
+ * server fails swap-outs mid-run.
+ */
+int leap_mc_check_capacity(struct leap_mc *mc, char *err, size_t errlen);
 
 /* STATS of server idx into value[LEAP_WIRE_MAX_STATS]; the count, or -errno. */
 int leap_mc_server_stats(struct leap_mc *mc, unsigned idx, uint64_t *value);

@@ -36,12 +36,12 @@ struct mc_pipe_req {
 	bool prefetch;
 	uint32_t dev, count;
 	const uint64_t *offset;
-	const void *pages;    /* WRITE: count consecutive pages */
-	uint8_t *const *out;  /* READ: page i into out[i] */
-	uint64_t *stats;      /* STATS: LEAP_WIRE_MAX_STATS values */
+	const void *pages;   /* WRITE: count consecutive pages */
+	uint8_t *const *out; /* READ: page i into out[i] */
+	uint64_t *stats;     /* STATS: LEAP_WIRE_MAX_STATS values */
 	/* out */
-	uint64_t present; /* READ */
-	uint32_t nstats;  /* STATS */
+	uint64_t present;  /* READ */
+	uint32_t nstats;   /* STATS */
 	uint64_t instance; /* the server instance that answered */
 	int rc;		   /* 0, -ENOSPC, -EPROTO or a transport error */
 	/* private */
