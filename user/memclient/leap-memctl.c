@@ -34,8 +34,10 @@ static const char doc[] =
 	"  stats              each server's counters, one 'server key value' a line\n"
 	"  fill               write --pages pages of generation 0\n"
 	"  verify             read them back and compare\n"
-	"  stress             fill, then random reads (verified) and rewrites for "
-	"--seconds; prints read latency percentiles";
+	"  stress             fill, then random reads (verified), rewrites and "
+	"(--prefetch-pct) prefetch-class stripe reads for --seconds from --threads "
+	"threads, then every page read back and checked; prints read latency "
+	"percentiles";
 
 enum {
 	OPT_RETRY = 0x100,
@@ -306,7 +308,7 @@ struct stress_thread {
 	uint32_t *gen;	     /* shared array; this thread touches its own pages */
 	uint8_t *maybe_next; /* same */
 	int64_t end;
-	uint64_t ops, bad, eio, prefetches;
+	uint64_t ops, bad, eio, prefetches, swept;
 	size_t nlat, lat_cap;
 	uint64_t *lat;
 	pthread_t th;
@@ -395,13 +397,26 @@ static void *stress_main(void *arg)
 					   (t1.tv_nsec - t0.tv_nsec));
 		stress_check(t, buf, pg);
 	}
+	/* At the end every page of this thread is read back and checked. */
+	for (uint64_t st = t->tid; st * sp < n; st += t->nthreads) {
+		uint64_t first = st * sp, cnt = n - first < sp ? n - first : sp;
+
+		if (leap_mc_read(t->mc, first * LEAP_WIRE_PAGE_SIZE, buf,
+				 cnt * LEAP_WIRE_PAGE_SIZE)) {
+			t->eio++;
+			continue;
+		}
+		for (uint64_t i = 0; i < cnt; i++)
+			stress_check(t, buf + i * 512, first + i);
+		t->swept += cnt;
+	}
 	free(buf);
 	return NULL;
 }
 
 static int cmd_stress(struct leap_mc *mc, const struct args *a)
 {
-	uint64_t n = a->mc.dev_pages, ops = 0, bad = 0, eio = 0, pf = 0;
+	uint64_t n = a->mc.dev_pages, ops = 0, bad = 0, eio = 0, pf = 0, swept = 0;
 	uint32_t *gen = calloc(n, sizeof(*gen));
 	uint8_t *maybe_next = calloc(n, 1);
 	struct stress_thread *t = calloc(a->threads, sizeof(*t));
@@ -437,15 +452,17 @@ static int cmd_stress(struct leap_mc *mc, const struct args *a)
 		bad += t[i].bad;
 		eio += t[i].eio;
 		pf += t[i].prefetches;
+		swept += t[i].swept;
 		/* Compact the latencies to the front. */
 		memmove(lat + nlat, t[i].lat, t[i].nlat * sizeof(*lat));
 		nlat += t[i].nlat;
 	}
 	qsort(lat, nlat, sizeof(*lat), cmp_u64);
 	printf("stress ops=%" PRIu64 " corrupt=%" PRIu64 " io_errors=%" PRIu64
-	       " read_p50_us=%.1f read_p99_us=%.1f threads=%u prefetches=%" PRIu64 "\n",
+	       " read_p50_us=%.1f read_p99_us=%.1f threads=%u prefetches=%" PRIu64
+	       " verified_at_end=%" PRIu64 "\n",
 	       ops, bad, eio, nlat ? lat[nlat / 2] / 1e3 : 0.0,
-	       nlat ? lat[nlat * 99 / 100] / 1e3 : 0.0, a->threads, pf);
+	       nlat ? lat[nlat * 99 / 100] / 1e3 : 0.0, a->threads, pf, swept);
 	free(gen);
 	free(maybe_next);
 	free(lat);

@@ -42,6 +42,7 @@ struct mc_server {
 	pthread_mutex_t ilock; /* instance; down state with pipes */
 	uint64_t instance;
 	uint64_t capacity; /* pages, as its HELLO said */
+	int64_t nospace_log;
 	bool have_instance;
 	bool down; /* a retry window failed: fail fast, probe at down_until */
 	int64_t down_until;
@@ -436,6 +437,17 @@ static void srv_mark_down(struct mc_server *s, int64_t start, const char *err)
 	pthread_mutex_unlock(&s->ilock);
 }
 
+/* A full server says so once a second at most. */
+static void log_nospace(struct mc_server *s)
+{
+	int64_t now = leap_now_ms();
+
+	if (now - __atomic_load_n(&s->nospace_log, __ATOMIC_RELAXED) < 1000)
+		return;
+	__atomic_store_n(&s->nospace_log, now, __ATOMIC_RELAXED);
+	mc_log(s->mc, "%s: server error: NOSPACE (its --size is used up)", s->addr);
+}
+
 /* A reply from a server instance other than the current one (it restarted
  * while r was in flight) does not count: r is sent again. */
 static int check_instance(struct mc_server *s, struct mc_pipe_req *r, int rc)
@@ -476,8 +488,10 @@ static int pipe_call(struct mc_server *s, struct mc_pipe_req *r)
 				return 0;
 			}
 			snprintf(err, sizeof(err), "%s: %s", s->addr, strerror(-rc));
-			if (rc == -ENOSPC)
+			if (rc == -ENOSPC) {
+				log_nospace(s);
 				return rc;
+			}
 		}
 		if (leap_now_ms() + backoff >= deadline)
 			break;
@@ -523,6 +537,9 @@ static void pipe_start(struct mc_server *s, struct mc_pipe_req *r)
 static int pipe_finish(struct mc_server *s, struct mc_pipe_req *r)
 {
 	int rc = r->p ? check_instance(s, r, mc_pipe_wait(r)) : r->rc;
+
+	if (rc == -ENOSPC)
+		log_nospace(s);
 
 	if (rc == 0 || rc == -ENOSPC || rc == -EHOSTDOWN)
 		return rc;
