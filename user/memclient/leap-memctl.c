@@ -223,7 +223,7 @@ static const char *const stat_names[LEAP_WSTAT_NR] = {
 	"auth_failures",  "bad_messages",  "map_reqs",	     "pages_mapped",
 	"mr_regs",	  "mr_deregs",	   "mr_bytes",	     "fh_budget",
 	"fh_region_size", "fh_share",	   "fh_moves",	     "fh_refused",
-	"fh_victim_hits", "fh_pinned",	   "fh_pinned_peak",
+	"fh_victim_hits", "fh_pinned",	   "fh_pinned_peak", "pages_freed",
 };
 
 static int cmd_stats(struct leap_mc *mc, const struct args *a)

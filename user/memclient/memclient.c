@@ -846,6 +846,23 @@ static int srv_read(struct mc_server *s, const uint64_t *offset, uint32_t count,
 static int srv_write(struct mc_server *s, const uint64_t *offset, uint32_t count,
 		     const void *pages);
 
+/* FREE on a one-sided transport's connection; the pages' MAP answers go. */
+static int srv_free_sync(struct mc_server *s, const uint64_t *offset, uint32_t count)
+{
+	struct io_arg a = {LEAP_WOP_FREE, count, offset};
+	struct leap_wire_msg m;
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	for (uint32_t i = 0; i < count; i++)
+		s->ridx[offset[i] / LEAP_WIRE_PAGE_SIZE] = 0;
+	rc = srv_request(s, build_io, &a, NULL, 0, LEAP_WOP_FREE, &m);
+	if (rc == 0 && (m.u.io.count != count || m.u.io.dev != s->mc->cfg.dev))
+		rc = -EPROTO;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
 static void srv_io_start(struct srv_io *io, struct mc_server *s, unsigned op,
 			 bool prefetch, const uint64_t *offset, uint32_t count,
 			 uint8_t *const *out, const void *pages)
@@ -861,6 +878,8 @@ static void srv_io_start(struct srv_io *io, struct mc_server *s, unsigned op,
 	io->sync = !s->pipes;
 	if (!io->sync)
 		pipe_start(s, &io->r);
+	else if (op == LEAP_WOP_FREE)
+		io->rc = srv_free_sync(s, offset, count);
 	else if (op == LEAP_WOP_WRITE)
 		io->rc = srv_write(s, offset, count, pages);
 	else
@@ -1481,11 +1500,28 @@ int leap_mc_discard(struct leap_mc *mc, uint64_t off, size_t len)
 	while (left) {
 		uint32_t n = chunk_pages(mc, pg, left);
 
+		uint64_t offset[LEAP_WIRE_MAX_BATCH];
+		struct srv_io io[2];
+
+		for (uint32_t i = 0; i < n; i++)
+			offset[i] = (pg + i) * LEAP_WIRE_PAGE_SIZE;
 		/* Under the chunk lock: a re-replication copy in progress must not
-		 * mark a page valid again after it was forgotten. */
+		 * mark a page valid again after it was forgotten.  The servers free
+		 * the slots before the discard returns, so a later write of these
+		 * pages (on any connection) always lands after the FREE.  A server
+		 * that does not answer keeps the old contents until the next write
+		 * of the page (as before FREE existed): best effort. */
 		pthread_mutex_lock(chunk_lock(mc, pg));
 		for (uint32_t i = 0; i < n; i++)
 			__atomic_store_n(&mc->pstate[pg + i], 0, __ATOMIC_RELAXED);
+		for (unsigned k = 0; k < mc->cfg.replicas; k++)
+			srv_io_start(&io[k],
+				     &mc->srv[leap_mc_place(pg, mc->cfg.stripe_pages,
+							    mc->cfg.nservers, k)],
+				     LEAP_WOP_FREE, false, offset, n, NULL, NULL);
+		for (unsigned k = 0; k < mc->cfg.replicas; k++)
+			if (srv_io_finish(&io[k]))
+				COUNT(mc, free_failures, 1);
 		pthread_mutex_unlock(chunk_lock(mc, pg));
 		COUNT(mc, pages_discarded, n);
 		pg += n;

@@ -90,6 +90,7 @@ struct leap_mc_counters {
 	uint64_t fh_moves;	   /* FH_MOVE requests (servers with a pin budget) */
 	uint64_t fh_pins;	   /* regions those moves pinned */
 	uint64_t peak_inflight;	   /* most requests in flight on one connection */
+	uint64_t free_failures;	   /* FREEs a server did not acknowledge */
 };
 
 struct leap_mc;
@@ -115,11 +116,11 @@ int leap_mc_prefetch_pages(struct leap_mc *mc, const uint64_t *pg, uint32_t n,
 			   uint8_t *const *out, uint64_t *ok);
 /*
  * Discard (TRIM) of page-aligned [off, off + len): the client forgets the
- * pages, which then read as zeros without asking a server, and stops
- * re-replicating them.  No message goes to the servers (the protocol has no
- * free): they keep the old contents in the page's slot until the next write
- * of that page overwrites it, so a device never holds more than its size
- * there either way.  0 or -EINVAL.
+ * pages, which then read as zeros without asking a server, stops
+ * re-replicating them, and tells every replica to FREE them (the servers'
+ * memory comes back), waiting for the answers.  A server that does not
+ * answer keeps the old contents until the next write of the page (counted
+ * in free_failures).  0 or -EINVAL.
  */
 int leap_mc_discard(struct leap_mc *mc, uint64_t off, size_t len);
 

@@ -72,6 +72,7 @@ static int complete(struct mc_pipe_req *r, const struct leap_wire_msg *m)
 		r->present = m->u.io.present;
 		return 0;
 	case LEAP_WOP_WRITE:
+	case LEAP_WOP_FREE:
 		return m->u.io.count == r->count && m->u.io.dev == r->dev ? 0 : -EPROTO;
 	case LEAP_WOP_STATS:
 		r->nstats = m->u.stats.n;

@@ -32,7 +32,7 @@ struct mc_pipe;
 
 struct mc_pipe_req {
 	/* in */
-	unsigned op; /* LEAP_WOP_READ, _WRITE or _STATS */
+	unsigned op; /* LEAP_WOP_READ, _WRITE, _FREE or _STATS */
 	bool prefetch;
 	uint32_t dev, count;
 	const uint64_t *offset;

@@ -292,10 +292,30 @@ static void handle_write(struct server *s, struct conn *cn, const struct leap_wi
 }
 
 /*
+ * FREE: the client discarded these pages; their memory goes back to the
+ * store.  Over RDMA the client forgets where they were (MAP answers about
+ * them are void from now on): a freed page's memory may hold another page
+ * after the next allocation.
+ */
+static void handle_free(struct server *s, struct conn *cn, const struct leap_wire_msg *m)
+{
+	uint32_t freed = 0;
+
+	for (uint32_t i = 0; i < m->u.io.count; i++)
+		freed += (uint32_t)memd_store_free(s->store, m->u.io.dev,
+						   m->u.io.offset[i]);
+	cn->tx_len = (size_t)leap_wire_enc_free_rep(
+		cn->tx, LEAP_WIRE_MAX_MSG, m->hdr.req_id, m->u.io.dev, m->u.io.count);
+	s->stat[LEAP_WSTAT_PAGES_FREED] += freed;
+	s->stat[LEAP_WSTAT_USED_PAGES] = s->store->used;
+}
+
+/*
  * MAP: where the pages are in the exported store, allocating absent ones
  * for a write (all or nothing, as handle_write).  The pages then move by
- * RDMA without this thread.  memd never moves or frees a page, so an answer
- * stays true for the life of this process (its instance id).
+ * RDMA without this thread.  memd never moves a page and frees one only on
+ * its owner's FREE, so an answer stays true for the life of this process
+ * (its instance id) until that client itself discards the page.
  */
 static void handle_map(struct server *s, struct conn *cn, const struct leap_wire_msg *m)
 {
@@ -348,6 +368,7 @@ static void handle(struct server *s, struct conn *cn)
 		[LEAP_WOP_READ] = ST_READY,  [LEAP_WOP_WRITE] = ST_READY,
 		[LEAP_WOP_STATS] = ST_READY, [LEAP_WOP_ERROR] = ST_READY,
 		[LEAP_WOP_MAP] = ST_READY,   [LEAP_WOP_FH_MOVE] = ST_READY,
+		[LEAP_WOP_FREE] = ST_READY,
 	};
 	_Static_assert(sizeof(need) / sizeof(need[0]) == LEAP_WOP_MAX + 1,
 		       "a state for every opcode");
@@ -381,6 +402,9 @@ static void handle(struct server *s, struct conn *cn)
 		break;
 	case LEAP_WOP_WRITE:
 		handle_write(s, cn, &m);
+		break;
+	case LEAP_WOP_FREE:
+		handle_free(s, cn, &m);
 		break;
 	case LEAP_WOP_MAP:
 		handle_map(s, cn, &m);
