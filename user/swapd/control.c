@@ -284,7 +284,7 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 "bad_commands=%llu "
 		 "resilvered=%llu under_replicated=%llu discards=%llu "
 		 "pages_discarded=%llu mr_regs=%llu mr_deregs=%llu "
-		 "mr_bytes=%llu fh_moves=%llu fh_pins=%llu\n",
+		 "mr_bytes=%llu fh_moves=%llu fh_pins=%llu peak_inflight=%llu\n",
 		 (unsigned long long)s.reads, (unsigned long long)s.writes,
 		 (unsigned long long)s.pages_in, (unsigned long long)s.pages_out,
 		 (unsigned long long)s.errors, sd->cache.cap,
@@ -299,7 +299,7 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 (unsigned long long)s.discards, (unsigned long long)s.pages_discarded,
 		 (unsigned long long)mr.regs, (unsigned long long)mr.deregs,
 		 (unsigned long long)mr.bytes, (unsigned long long)m.fh_moves,
-		 (unsigned long long)m.fh_pins);
+		 (unsigned long long)m.fh_pins, (unsigned long long)m.peak_inflight);
 	/* The registration cache's line (zero-copy), if there is one. */
 	n = strlen(out);
 	if (n && out[n - 1] == '\n') {
