@@ -21,7 +21,8 @@ static void wake_all(struct mc_pipe *p)
 /* Called with p->lock held: takes r off the window and marks it done. */
 static void finish_locked(struct mc_pipe *p, struct mc_pipe_req *r, int rc)
 {
-	p->inflight--;
+	/* Stored atomically: pick_pipe reads the load without the lock. */
+	__atomic_store_n(&p->inflight, p->inflight - 1, __ATOMIC_RELAXED);
 	if (r->prefetch)
 		p->inflight_pf--;
 	r->rc = rc;
@@ -49,7 +50,7 @@ static void teardown(struct mc_pipe *p, int rc)
 		p->pending = r->next;
 		finish_locked(p, r, rc);
 	}
-	p->state = MC_PIPE_DOWN;
+	__atomic_store_n(&p->state, MC_PIPE_DOWN, __ATOMIC_RELAXED);
 	p->broken = false;
 	wake_all(p);
 	pthread_mutex_unlock(&p->send_lock);
@@ -217,7 +218,7 @@ int mc_pipe_claim(struct mc_pipe *p)
 		pthread_cond_wait(&p->cond, &p->lock);
 	up = p->state == MC_PIPE_UP;
 	if (!up)
-		p->state = MC_PIPE_CONNECTING;
+		__atomic_store_n(&p->state, MC_PIPE_CONNECTING, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&p->lock);
 	return up;
 }
@@ -225,7 +226,7 @@ int mc_pipe_claim(struct mc_pipe *p)
 void mc_pipe_connected(struct mc_pipe *p, bool ok, uint64_t instance)
 {
 	pthread_mutex_lock(&p->lock);
-	p->state = ok ? MC_PIPE_UP : MC_PIPE_DOWN;
+	__atomic_store_n(&p->state, ok ? MC_PIPE_UP : MC_PIPE_DOWN, __ATOMIC_RELAXED);
 	p->instance = instance;
 	p->connects += ok;
 	wake_all(p);
@@ -266,11 +267,11 @@ void mc_pipe_submit(struct mc_pipe *p, struct mc_pipe_req *r)
 	r->sent_ms = leap_now_ms();
 	r->next = p->pending;
 	p->pending = r;
-	p->inflight++;
+	__atomic_store_n(&p->inflight, p->inflight + 1, __ATOMIC_RELAXED);
 	if (r->prefetch)
 		p->inflight_pf++;
 	if (p->inflight > p->peak)
-		p->peak = p->inflight;
+		__atomic_store_n(&p->peak, p->inflight, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&p->lock);
 
 	pthread_mutex_lock(&p->send_lock);
