@@ -190,7 +190,7 @@ if command -v gnuplot >/dev/null; then
 			>"$OUTDIR/.speed-$w.dat"
 	done
 	gnuplot <<EOF
-set terminal pngcairo size 800,500
+set terminal pngcairo size 800,500 noenhanced
 set output "$png"
 set title "leap on the remote swap backend: speedup over Linux readahead"
 set xlabel "emulated RTT (us, leap-memd --delay-us)"
