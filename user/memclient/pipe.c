@@ -180,10 +180,21 @@ int mc_pipe_init(struct mc_pipe *p, unsigned window, int io_timeout_ms, uint64_t
 	pthread_mutex_init(&p->lock, NULL);
 	pthread_mutex_init(&p->send_lock, NULL);
 	pthread_cond_init(&p->cond, NULL);
-	if (pthread_create(&p->thread, NULL, rx_main, p)) {
-		free(p->rx);
-		p->rx = NULL;
-		return -EAGAIN;
+	{
+		pthread_attr_t attr;
+		int rc;
+
+		/* leap-swapd locks all its memory (mlockall), whole stacks too:
+		 * the receiver needs little. */
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, MC_PIPE_STACK);
+		rc = pthread_create(&p->thread, &attr, rx_main, p);
+		pthread_attr_destroy(&attr);
+		if (rc) {
+			free(p->rx);
+			p->rx = NULL;
+			return -EAGAIN;
+		}
 	}
 	p->thread_running = true;
 	return 0;

@@ -27,6 +27,7 @@
 #include "transport.h"
 
 #define MC_PIPE_MAX_WINDOW 256
+#define MC_PIPE_STACK	   (256 << 10) /* receiver thread stack */
 
 struct mc_pipe;
 

@@ -425,6 +425,7 @@ int swapd_ctl_start(struct swapd *sd, const char *path, char *err, size_t errlen
 	struct swapd_ctl *ctl = calloc(1, sizeof(*ctl));
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	sigset_t stop_sigs, old_sigs;
+	pthread_attr_t attr;
 	struct stat st;
 	mode_t old;
 
@@ -478,9 +479,13 @@ int swapd_ctl_start(struct swapd *sd, const char *path, char *err, size_t errlen
 	sigaddset(&stop_sigs, SIGINT);
 	sigaddset(&stop_sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &stop_sigs, &old_sigs);
+	/* mlockall locks whole stacks: 256 KiB, not glibc's 8 MiB, each. */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
 	while (ctl->nfetch < FETCH_THREADS &&
-	       !pthread_create(&ctl->fetch_thread[ctl->nfetch], NULL, fetch_main, ctl))
+	       !pthread_create(&ctl->fetch_thread[ctl->nfetch], &attr, fetch_main, ctl))
 		ctl->nfetch++;
+	pthread_attr_destroy(&attr);
 	ctl->have_ctl = ctl->nfetch == FETCH_THREADS &&
 			!pthread_create(&ctl->ctl_thread, NULL, ctl_main, ctl);
 	pthread_sigmask(SIG_SETMASK, &old_sigs, NULL);

@@ -289,6 +289,10 @@ int main(int argc, char **argv)
 
 	argp_err_exit_status = 2;
 	setvbuf(stderr, NULL, _IOLBF, 0);
+	/* libfuse sizes its worker stacks from FUSE_THREAD_STACK (fuse_loop_mt.c,
+	 * fuse_start_thread); mlockall would lock glibc's default 8 MiB for
+	 * each of them.  Before any thread exists (setenv is not thread-safe). */
+	setenv("FUSE_THREAD_STACK", "524288", 0);
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
 		return 2;
 	if (swapd_in_limited_memcg(err, sizeof(err)) && !a.allow_memcg) {
