@@ -64,10 +64,10 @@ $(BIN)/leap-memd: $(MEMD_OBJS) $(WIRE_OBJS) $(LIBLEAP)
 	$(CC) $(CFLAGS) $^ -o $@ $(WIRE_LIBS) -pthread
 
 # ---- memclient library and leap-memctl ----
-MEMCLIENT_OBJS := $(BACKEND_DIR)/memclient/memclient.o
+MEMCLIENT_OBJS := $(BACKEND_DIR)/memclient/memclient.o $(BACKEND_DIR)/memclient/pipe.o
 MEMCLIENT_CFLAGS := -Iuser/wire -Iuser/memclient
 
-$(BACKEND_DIR)/memclient/%.o: user/memclient/%.c $(WIRE_HDRS) user/memclient/memclient.h \
+$(BACKEND_DIR)/memclient/%.o: user/memclient/%.c $(WIRE_HDRS) user/memclient/memclient.h user/memclient/pipe.h \
 		| $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(MEMCLIENT_CFLAGS) -pthread -c $< -o $@
@@ -79,7 +79,7 @@ $(BIN)/leap-memctl: $(BACKEND_DIR)/memclient/leap-memctl.o $(MEMCLIENT_OBJS) $(W
 
 ALL_BINS += $(BIN)/leap-memd $(BIN)/leap-memctl
 
-UNIT_SRC_test_wire_store := user/memd/store.c user/memclient/memclient.c $(WIRE_SRCS)
+UNIT_SRC_test_wire_store := user/memd/store.c user/memclient/memclient.c user/memclient/pipe.c $(WIRE_SRCS)
 UNIT_LIBS_test_wire_store := -Iuser/wire -Iuser/memd -Iuser/memclient -Iuser/reg -pthread \
 	$(WIRE_LIBS)
 $(OUTPUT)/tests/test_wire_store $(OUTPUT)/tests-san/test_wire_store: user/memd/memd.h \

@@ -29,6 +29,9 @@
  *               written on this server), count pages (absent ones zeroed)
  *   WRITE  req  u32 dev, u32 count, u64 offset[count], count pages
  *          rep  u32 dev, u32 count
+ *   FREE   req  u32 dev, u32 count, u64 offset[count]  (the slots a discard
+ *               released: the server forgets them and reuses their memory)
+ *          rep  u32 dev, u32 count
  *   STATS  req  (empty)
  *          rep  u32 n, u32 reserved (0), u64 value[n]  (LEAP_WSTAT_* order)
  *   ERROR  rep  u32 code (LEAP_WERR_*), u32 msg_len, msg_len bytes of text
@@ -82,7 +85,8 @@ enum leap_wire_op {
 	LEAP_WOP_ERROR = 6,
 	LEAP_WOP_MAP = 7,     /* one-sided transports only (RDMA): see below */
 	LEAP_WOP_FH_MOVE = 8, /* RDMA with a pin budget (Firehose): see below */
-	LEAP_WOP_MAX = LEAP_WOP_FH_MOVE,
+	LEAP_WOP_FREE = 9,
+	LEAP_WOP_MAX = LEAP_WOP_FREE,
 };
 
 #define LEAP_WF_REPLY 0x01
@@ -131,6 +135,7 @@ enum leap_wire_stat {
 	LEAP_WSTAT_FH_VICTIM_HITS, /* pins served from the victim FIFO */
 	LEAP_WSTAT_FH_PINNED,	   /* bytes pinned now */
 	LEAP_WSTAT_FH_PINNED_PEAK, /* the most ever pinned at once (<= budget) */
+	LEAP_WSTAT_PAGES_FREED,	   /* pages FREE released */
 	LEAP_WSTAT_NR,
 };
 
@@ -228,11 +233,14 @@ long leap_wire_enc_empty(void *buf, size_t cap, unsigned op, unsigned flags, uin
  */
 long leap_wire_enc_io_req(void *buf, size_t cap, unsigned op, uint64_t id, uint32_t dev,
 			  uint32_t count, const uint64_t *offset);
-/* READ reply prefix (the caller appends count pages) and WRITE reply. */
+/* READ reply prefix (the caller appends count pages), WRITE reply and FREE
+ * reply (the same shape: dev, count).  enc_io_req also encodes FREE. */
 long leap_wire_enc_read_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
 			    uint32_t count, uint64_t present);
 long leap_wire_enc_write_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
 			     uint32_t count);
+long leap_wire_enc_free_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
+			    uint32_t count);
 long leap_wire_enc_stats_rep(void *buf, size_t cap, uint64_t id, const uint64_t *value,
 			     uint32_t n);
 long leap_wire_enc_error(void *buf, size_t cap, uint64_t id, uint32_t code,

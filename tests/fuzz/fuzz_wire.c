@@ -35,6 +35,7 @@ static void check_accepted(const uint8_t *buf, size_t len, const struct leap_wir
 	switch (m->hdr.opcode) {
 	case LEAP_WOP_READ:
 	case LEAP_WOP_WRITE:
+	case LEAP_WOP_FREE:
 		CHECK(m->u.io.count >= 1 && m->u.io.count <= LEAP_WIRE_MAX_BATCH);
 		if (!(m->hdr.flags & LEAP_WF_REPLY))
 			for (uint32_t i = 0; i < m->u.io.count; i++) {
@@ -101,7 +102,7 @@ static long build(const uint8_t **p, size_t *n)
 {
 	uint64_t off[LEAP_WIRE_MAX_BATCH], v[LEAP_WIRE_MAX_STATS] = {0};
 	uint8_t blob[LEAP_WIRE_NONCE_LEN] = {0};
-	unsigned kind = (unsigned)take(p, n, 1) % 13;
+	unsigned kind = (unsigned)take(p, n, 1) % 15;
 	uint32_t idx[LEAP_WIRE_MAX_BATCH];
 	uint64_t id = take(p, n, 8);
 	uint32_t count = (uint32_t)take(p, n, 1) % LEAP_WIRE_MAX_BATCH + 1;
@@ -140,6 +141,11 @@ static long build(const uint8_t **p, size_t *n)
 	case 7:
 		return leap_wire_enc_stats_rep(msgbuf, sizeof(msgbuf), id, v,
 					       count % (LEAP_WIRE_MAX_STATS + 1));
+	case 13:
+		return leap_wire_enc_io_req(msgbuf, sizeof(msgbuf), LEAP_WOP_FREE, id,
+					    dev, count, off);
+	case 14:
+		return leap_wire_enc_free_rep(msgbuf, sizeof(msgbuf), id, dev, count);
 	case 9:
 		return leap_wire_enc_map_req(msgbuf, sizeof(msgbuf), id, dev, count,
 					     dev & LEAP_WMAP_ALLOC, off);

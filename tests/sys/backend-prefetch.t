@@ -38,7 +38,21 @@ for ((i = 0; i < 50; i++)); do
 done
 [ -s "$tmp/port" ] || bail_out "leap-memd did not start: $(cat "$tmp/memd.log")"
 
+memd_stat()
+{
+	run_timeout 20 "$root/bin/leap-memctl" -k "$tmp/secret" -s "$(cat "$tmp/port")" stats \
+		2>/dev/null | awk -v k="$1" '$2 == k {print $3}'
+}
+
 mkdir "$mnt" || bail_out "cannot create $mnt"
+# A device the servers cannot hold (64 MiB served, 2 replicas of 48 MiB
+# would need 96 MiB on one server; here 1 server, 65 MiB): refused at start.
+run_timeout 20 "$SWAPD" --mount "$mnt" --size 65M -s "$(cat "$tmp/port")" \
+	--secret-file "$tmp/secret" 2>"$tmp/toobig.log"
+isnt "$?" 0 "leap-swapd refuses a device larger than its servers can hold"
+like "$(cat "$tmp/toobig.log")" "serves 64 MiB but this device at 1 replica places 65 MiB" \
+	"... and says which server and how much"
+mountpoint -q "$mnt" && umount -l "$mnt"
 fixture_register rmdir "$mnt"
 unmount_if()
 {
@@ -200,8 +214,12 @@ dd if="$tmp/hole" of="$mnt/swap" bs=64K oflag=direct conv=notrunc status=none
 send "PREFETCH $(seq -s ' ' 40 49)" >/dev/null
 wait_stat cached 10
 i0=$(stat_of invalidated)
+u0=$(memd_stat used_pages)
+f0=$(memd_stat pages_freed)
 fallocate -p -o $((39 * 4096 + 2048)) -l $((11 * 4096)) "$mnt/swap"
 ok $? "fallocate --punch-hole on the FUSE file"
+is $(($(memd_stat pages_freed) - f0)) 10 "leap-memd freed the 10 whole pages the hole released (FREE)"
+is $((u0 - $(memd_stat used_pages))) 10 "... and its used pages dropped by 10"
 dd if="$mnt/swap" of="$tmp/hole-back" bs=4096 count=64 iflag=direct status=none
 python3 - "$tmp/hole" "$tmp/hole-back" <<'PY'
 import sys

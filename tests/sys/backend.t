@@ -248,6 +248,18 @@ cmp_ok "${p50:-0}" -ge 3000 "... and each read takes the delay (p50 ${p50:-?} us
 ctl -s "$A_addr" -n 500 --seconds 1 stress >"$tmp/dst0" 2>&1
 p50=$(sed -n 's/.*read_p50_us=\([0-9]*\).*/\1/p' "$tmp/dst0")
 cmp_ok "${p50:-99999}" -lt 3000 "without it a read takes ${p50:-?} us"
+# ... and it is a latency, not an occupancy: requests in flight on one
+# connection each wait the delay at the same time (16 in ~1 delay, not 16).
+E_addr=$(cat "$tmp/E.port")
+burst=$(run_timeout 20 python3 "$here/helpers/wire-burst.py" "$E_addr" "$tmp/secret" 16)
+like "$burst" "ids_ok=1" "16 pipelined READs on one connection all answered ($burst)"
+us=$(sed -n 's/.*elapsed_us=\([0-9]*\).*/\1/p' <<<"$burst")
+cmp_ok "${us:-999999}" -lt 9000 "... in about one 3000 us delay, not 16 (${us:-?} us)"
+cmp_ok "${us:-0}" -ge 3000 "... and not sooner than the delay"
+# More than a connection may hold (16 MiB): the reader is throttled, not
+# dropped, and every reply still arrives.
+burst=$(run_timeout 30 python3 "$here/helpers/wire-burst.py" "$E_addr" "$tmp/secret" 5000)
+like "$burst" "ids_ok=1" "5000 pipelined READs (20 MiB of replies) all answered"
 run_timeout 10 "$MEMD" --size 1M --secret-file "$tmp/secret" --delay-us 100001 \
 	>/dev/null 2>"$tmp/dbad"
 like "$(cat "$tmp/dbad")" "bad --delay-us" "an out-of-range --delay-us is refused"

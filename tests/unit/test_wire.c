@@ -75,6 +75,19 @@ static void test_roundtrip_requests(void **state)
 	n = leap_wire_enc_empty(buf, sizeof(buf), LEAP_WOP_STATS, 0, 4);
 	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), 0);
 	assert_int_equal(m.hdr.opcode, LEAP_WOP_STATS);
+
+	/* FREE: offsets only, validated as a READ's; no pages may follow. */
+	n = leap_wire_enc_io_req(buf, sizeof(buf), LEAP_WOP_FREE, 5, 9, 2, off);
+	assert_int_equal(n, LEAP_WIRE_HDR_SIZE + LEAP_WIRE_IO_HDR + 16);
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), 0);
+	assert_int_equal(m.hdr.opcode, LEAP_WOP_FREE);
+	assert_int_equal(m.u.io.offset[1], 8192);
+	assert_null(m.u.io.pages);
+	buf[LEAP_WIRE_HDR_SIZE + LEAP_WIRE_IO_HDR + 8] = 1; /* unaligned offset */
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), -LEAP_WERR_OFFSET);
+	off[1] = 8191;
+	assert_true(leap_wire_enc_io_req(buf, sizeof(buf), LEAP_WOP_FREE, 5, 9, 2, off) <
+		    0);
 }
 
 static void test_roundtrip_replies(void **state)
@@ -107,6 +120,16 @@ static void test_roundtrip_replies(void **state)
 	n = leap_wire_enc_write_rep(buf, sizeof(buf), 3, 4, 64);
 	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), 0);
 	assert_int_equal(m.u.io.count, 64);
+
+	n = leap_wire_enc_free_rep(buf, sizeof(buf), 3, 4, 7);
+	assert_int_equal(leap_wire_decode(buf, (size_t)n, &m), 0);
+	assert_int_equal(m.hdr.opcode, LEAP_WOP_FREE);
+	assert_int_equal(m.u.io.count, 7);
+	/* A FREE reply carries nothing else: one byte more is refused. */
+	buf[16]++;
+	assert_int_equal(leap_wire_decode(buf, (size_t)n + 1, &m), -LEAP_WERR_LENGTH);
+	assert_true(leap_wire_enc_free_rep(buf, sizeof(buf), 3, 4, 0) < 0);
+	assert_true(leap_wire_enc_free_rep(buf, sizeof(buf), 3, 4, 65) < 0);
 
 	for (int i = 0; i < LEAP_WSTAT_NR; i++)
 		v[i] = (uint64_t)i * 1000 + 1;
@@ -149,8 +172,8 @@ static void test_bad_headers(void **state)
 		buf[6] = (uint8_t)op;
 		if (op >= 1 && op < LEAP_WOP_ERROR)
 			continue;
-		if (op == LEAP_WOP_MAP || op == LEAP_WOP_FH_MOVE) {
-			/* known (RDMA); empty is too short */
+		if (op == LEAP_WOP_MAP || op == LEAP_WOP_FH_MOVE || op == LEAP_WOP_FREE) {
+			/* known; empty is too short */
 			assert_int_equal(leap_wire_decode(buf, (size_t)n, &m),
 					 -LEAP_WERR_LENGTH);
 			continue;

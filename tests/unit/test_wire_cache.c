@@ -4,7 +4,9 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "cache.h"
@@ -150,7 +152,9 @@ static void test_model(void **state)
 			pcache_invalidate(&c, pg);
 			break;
 		default:
-			if (pcache_take(&c, pg, page)) {
+			/* A take of a page in flight waits for its fetch: that
+			 * needs a second thread (test_wait_for_fetch). */
+			if (!inflight[pg] && pcache_take(&c, pg, page)) {
 				hits++;
 				assert_int_equal(page[0], version[pg]);
 				assert_int_equal(page[4095], version[pg]);
@@ -162,6 +166,53 @@ static void test_model(void **state)
 	pcache_fini(&c);
 }
 
+struct taker {
+	struct pcache *c;
+	uint64_t pg;
+	uint8_t buf[4096];
+	int hit, done;
+};
+
+static void *take_main(void *arg)
+{
+	struct taker *t = arg;
+
+	t->hit = pcache_take(t->c, t->pg, t->buf);
+	__atomic_store_n(&t->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* A read of a page whose prefetch is in flight waits for it (no second
+ * fetch, no miss), and misses if the fetch fails. */
+static void test_wait_for_fetch(void **state)
+{
+	struct pcache c;
+	struct pcache_stats st;
+	pthread_t th;
+	(void)state;
+
+	assert_int_equal(pcache_init(&c, 4), 0);
+	for (int fail = 0; fail < 2; fail++) {
+		struct taker t = {.c = &c, .pg = 7};
+		uint8_t *p = pcache_begin(&c, 7);
+
+		assert_non_null(p);
+		memset(p, 0x5a, 4096);
+		assert_int_equal(pthread_create(&th, NULL, take_main, &t), 0);
+		usleep(50000);
+		assert_int_equal(__atomic_load_n(&t.done, __ATOMIC_SEQ_CST), 0);
+		pcache_end(&c, 7, !fail);
+		pthread_join(th, NULL);
+		assert_int_equal(t.hit, !fail);
+		if (!fail)
+			assert_int_equal(t.buf[4095], 0x5a);
+	}
+	pcache_get_stats(&c, &st);
+	assert_int_equal(st.waited, 2);
+	assert_int_equal(st.hits, 1);
+	pcache_fini(&c);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -169,6 +220,7 @@ int main(void)
 		cmocka_unit_test(test_invalidation),
 		cmocka_unit_test(test_full),
 		cmocka_unit_test(test_model),
+		cmocka_unit_test(test_wait_for_fetch),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -58,6 +58,61 @@ static void test_store_model(void **state)
 	assert_int_equal(memd_store_init(&s, 0, false, err, sizeof(err)), -1);
 }
 
+/* FREE: pages come and go; every key present in the model stays reachable
+ * (backward-shift deletion), freed memory is reused, used counts right. */
+static void test_store_free_model(void **state)
+{
+	enum { CAP = 300, KEYS = 500 };
+	static uint8_t model_val[KEYS];
+	struct memd_store s;
+	char err[256];
+	uint64_t rng = 5, used = 0, frees = 0;
+	(void)state;
+
+	assert_int_equal(memd_store_init(&s, CAP, false, err, sizeof(err)), 0);
+	for (int op = 0; op < 300000; op++) {
+		unsigned k;
+		uint64_t off;
+		uint8_t *pg;
+
+		rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+		k = (unsigned)(rng >> 33) % KEYS;
+		off = (uint64_t)k * 5 * LEAP_WIRE_PAGE_SIZE;
+		if ((rng >> 20) % 3 == 0) {
+			assert_int_equal(memd_store_free(&s, k % 2, off),
+					 model_val[k] != 0);
+			used -= model_val[k] != 0;
+			frees += model_val[k] != 0;
+			model_val[k] = 0;
+			assert_int_equal(s.used, used);
+			continue;
+		}
+		pg = memd_store_find(&s, k % 2, off);
+		if (!model_val[k]) {
+			assert_null(pg);
+			pg = memd_store_get(&s, k % 2, off);
+			if (used == CAP) {
+				assert_null(pg);
+				continue;
+			}
+			assert_non_null(pg);
+			/* New or reused, a page starts as zeros. */
+			assert_int_equal(pg[0], 0);
+			assert_int_equal(pg[4095], 0);
+			used++;
+		} else {
+			assert_non_null(pg);
+			assert_int_equal(pg[0], model_val[k]);
+			assert_int_equal(pg[4095], model_val[k]);
+		}
+		model_val[k] = (uint8_t)(rng >> 24) | 1;
+		memset(pg, model_val[k], LEAP_WIRE_PAGE_SIZE);
+	}
+	assert_true(frees > 10000);
+	assert_true(s.hwm <= CAP); /* freed memory was reused, never more */
+	memd_store_fini(&s);
+}
+
 static void test_placement(void **state)
 {
 	unsigned per[4] = {0};
@@ -83,6 +138,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_store_model),
+		cmocka_unit_test(test_store_free_model),
 		cmocka_unit_test(test_placement),
 	};
 

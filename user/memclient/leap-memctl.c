@@ -15,6 +15,7 @@
 #include <argp.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +36,10 @@ static const char doc[] =
 	"                     (--format prometheus: the Prometheus text format)\n"
 	"  fill               write --pages pages of generation 0\n"
 	"  verify             read them back and compare\n"
-	"  stress             fill, then random reads (verified) and rewrites for "
-	"--seconds; prints read latency percentiles";
+	"  stress             fill, then random reads (verified), rewrites and "
+	"(--prefetch-pct) prefetch-class stripe reads for --seconds from --threads "
+	"threads, then every page read back and checked; prints read latency "
+	"percentiles";
 
 enum {
 	OPT_RETRY = 0x100,
@@ -47,6 +50,10 @@ enum {
 	OPT_REG_CACHE,
 	OPT_REG_TRACE,
 	OPT_FORMAT,
+	OPT_THREADS,
+	OPT_PREFETCH_PCT,
+	OPT_CONNS,
+	OPT_WINDOW,
 };
 
 static const struct argp_option options[] = {
@@ -65,6 +72,12 @@ static const struct argp_option options[] = {
 	{"reg-cache", OPT_REG_CACHE, "mrrc|lru|mrrc-rank|off", 0,
 	 "RDMA: zero-copy through this registration cache (default off: staging copy)",
 	 0},
+	{"threads", OPT_THREADS, "N", 0, "stress: threads at once (default 1)", 0},
+	{"prefetch-pct", OPT_PREFETCH_PCT, "P", 0,
+	 "stress: share of whole-stripe prefetch-class reads (default 0)", 0},
+	{"conns", OPT_CONNS, "N", 0, "TCP: connections per server (default 2)", 0},
+	{"window", OPT_WINDOW, "N", 0,
+	 "TCP: requests in flight per connection (default 32)", 0},
 	{"reg-trace", OPT_REG_TRACE, "FILE", 0,
 	 "RDMA: record every RDMA operation's local buffer (regtrace format)", 0},
 	{"format", OPT_FORMAT, "text|prometheus", 0,
@@ -77,7 +90,7 @@ struct args {
 	const char *secret_file;
 	const char *cmd;
 	uint64_t seed;
-	unsigned seconds, write_pct, batch;
+	unsigned seconds, write_pct, batch, threads, prefetch_pct;
 	bool prometheus; /* stats --format prometheus */
 };
 
@@ -144,6 +157,26 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 				   arg);
 		a->prometheus = !strcmp(arg, "prometheus");
 		break;
+	case OPT_THREADS:
+		if (v < 1 || v > 64)
+			argp_error(st, "--threads 1..64");
+		a->threads = (unsigned)v;
+		break;
+	case OPT_PREFETCH_PCT:
+		if (v > 100)
+			argp_error(st, "--prefetch-pct 0..100");
+		a->prefetch_pct = (unsigned)v;
+		break;
+	case OPT_CONNS:
+		if (v < 1 || v > LEAP_MC_MAX_CONNS)
+			argp_error(st, "--conns 1..%d", LEAP_MC_MAX_CONNS);
+		a->mc.conns = (unsigned)v;
+		break;
+	case OPT_WINDOW:
+		if (v < 2 || v > 256)
+			argp_error(st, "--window 2..256");
+		a->mc.window = (unsigned)v;
+		break;
 	case OPT_BATCH:
 		if (v < 1 || v > 4096)
 			argp_error(st, "--batch 1..4096");
@@ -202,7 +235,7 @@ static const char *const stat_names[LEAP_WSTAT_NR] = {
 	"auth_failures",  "bad_messages",  "map_reqs",	     "pages_mapped",
 	"mr_regs",	  "mr_deregs",	   "mr_bytes",	     "fh_budget",
 	"fh_region_size", "fh_share",	   "fh_moves",	     "fh_refused",
-	"fh_victim_hits", "fh_pinned",	   "fh_pinned_peak",
+	"fh_victim_hits", "fh_pinned",	   "fh_pinned_peak", "pages_freed",
 };
 
 /*
@@ -359,79 +392,179 @@ static int cmp_u64(const void *x, const void *y)
 }
 
 /*
- * Random single-page reads (verified against the generation last written)
- * and rewrites.  A rewrite that failed leaves the page's content open
- * between the old and new generation: either is correct, anything else is
- * corruption.
+ * Random reads (verified against the generation last written), rewrites
+ * and prefetch-class reads of whole stripes, from --threads threads at
+ * once.  Thread t owns the stripes s with s % threads == t, so it knows
+ * every generation of its pages while the others run beside it.  A rewrite
+ * that failed leaves the page's content open between the old and new
+ * generation: either is correct, anything else is corruption.
  */
+struct stress_thread {
+	struct leap_mc *mc;
+	const struct args *a;
+	unsigned tid, nthreads;
+	uint32_t *gen;	     /* shared array; this thread touches its own pages */
+	uint8_t *maybe_next; /* same */
+	int64_t end;
+	uint64_t ops, bad, eio, prefetches, swept;
+	size_t nlat, lat_cap;
+	uint64_t *lat;
+	pthread_t th;
+};
+
+/* Checks page pg as read (buf); false if it is neither allowed generation. */
+static bool stress_check(struct stress_thread *t, const uint64_t *buf, uint64_t pg)
+{
+	const struct args *a = t->a;
+
+	if (page_is(buf, a->seed, a->mc.dev, pg, t->gen[pg]))
+		return true;
+	if (t->maybe_next[pg] && page_is(buf, a->seed, a->mc.dev, pg, t->gen[pg] + 1)) {
+		t->gen[pg]++;
+		t->maybe_next[pg] = 0;
+		return true;
+	}
+	if (t->bad++ < 5)
+		fprintf(stderr,
+			"leap-memctl: page %" PRIu64 " wrong: has page %" PRIu64
+			" gen %" PRIu64 ", want gen %u\n",
+			pg, buf[0], buf[1], t->gen[pg]);
+	return false;
+}
+
+static void *stress_main(void *arg)
+{
+	struct stress_thread *t = arg;
+	const struct args *a = t->a;
+	uint64_t n = a->mc.dev_pages, rng = mix64(a->seed * 2 + 1 + t->tid);
+	uint32_t sp = a->mc.stripe_pages ? a->mc.stripe_pages : 16;
+	uint64_t nstripes = (n + sp - 1) / sp, mine = 0;
+	uint64_t *buf = malloc((size_t)sp * LEAP_WIRE_PAGE_SIZE);
+
+	for (uint64_t st = t->tid; st < nstripes; st += t->nthreads)
+		mine++;
+	if (!buf || !mine) {
+		free(buf);
+		return NULL;
+	}
+	while (leap_now_ms() < t->end) {
+		uint64_t st, pg, first, cnt, r;
+		struct timespec t0, t1;
+
+		rng = mix64(rng);
+		st = (rng % mine) * t->nthreads + t->tid;
+		first = st * sp;
+		cnt = n - first < sp ? n - first : sp;
+		pg = first + (rng >> 20) % cnt;
+		r = (rng >> 40) % 100;
+		t->ops++;
+		if (r < a->write_pct) {
+			make_page(buf, a->seed, a->mc.dev, pg, t->gen[pg] + 1);
+			if (leap_mc_write(t->mc, pg * LEAP_WIRE_PAGE_SIZE, buf,
+					  LEAP_WIRE_PAGE_SIZE)) {
+				t->eio++;
+				t->maybe_next[pg] = 1;
+			} else {
+				t->gen[pg]++;
+				t->maybe_next[pg] = 0;
+			}
+			continue;
+		}
+		if (r < a->write_pct + a->prefetch_pct) {
+			/* A prefetch window: the whole stripe, one request. */
+			t->prefetches++;
+			if (leap_mc_prefetch(t->mc, first * LEAP_WIRE_PAGE_SIZE, buf,
+					     cnt * LEAP_WIRE_PAGE_SIZE)) {
+				t->eio++;
+				continue;
+			}
+			for (uint64_t i = 0; i < cnt; i++)
+				stress_check(t, buf + i * 512, first + i);
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		if (leap_mc_read(t->mc, pg * LEAP_WIRE_PAGE_SIZE, buf,
+				 LEAP_WIRE_PAGE_SIZE)) {
+			t->eio++;
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		if (t->nlat < t->lat_cap)
+			t->lat[t->nlat++] =
+				(uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
+					   (t1.tv_nsec - t0.tv_nsec));
+		stress_check(t, buf, pg);
+	}
+	/* At the end every page of this thread is read back and checked. */
+	for (uint64_t st = t->tid; st * sp < n; st += t->nthreads) {
+		uint64_t first = st * sp, cnt = n - first < sp ? n - first : sp;
+
+		if (leap_mc_read(t->mc, first * LEAP_WIRE_PAGE_SIZE, buf,
+				 cnt * LEAP_WIRE_PAGE_SIZE)) {
+			t->eio++;
+			continue;
+		}
+		for (uint64_t i = 0; i < cnt; i++)
+			stress_check(t, buf + i * 512, first + i);
+		t->swept += cnt;
+	}
+	free(buf);
+	return NULL;
+}
+
 static int cmd_stress(struct leap_mc *mc, const struct args *a)
 {
-	uint64_t n = a->mc.dev_pages, rng = a->seed * 2 + 1, ops = 0, bad = 0, eio = 0;
+	uint64_t n = a->mc.dev_pages, ops = 0, bad = 0, eio = 0, pf = 0, swept = 0;
 	uint32_t *gen = calloc(n, sizeof(*gen));
 	uint8_t *maybe_next = calloc(n, 1);
+	struct stress_thread *t = calloc(a->threads, sizeof(*t));
 	size_t lat_cap = 1 << 20, nlat = 0;
 	uint64_t *lat = malloc(lat_cap * sizeof(*lat));
-	uint64_t page[512];
 	int64_t end;
 	int rc;
 
-	if (!gen || !maybe_next || !lat)
+	if (!gen || !maybe_next || !lat || !t)
 		return 1;
 	rc = cmd_fill_verify(mc, a, true);
 	if (rc)
 		return rc;
 	end = leap_now_ms() + (int64_t)a->seconds * 1000;
-	while (leap_now_ms() < end) {
-		uint64_t pg, r;
-		struct timespec t0, t1;
-
-		rng = mix64(rng);
-		pg = rng % n;
-		r = (rng >> 32) % 100;
-		ops++;
-		if (r < a->write_pct) {
-			make_page(page, a->seed, a->mc.dev, pg, gen[pg] + 1);
-			if (leap_mc_write(mc, pg * LEAP_WIRE_PAGE_SIZE, page,
-					  sizeof(page))) {
-				eio++;
-				maybe_next[pg] = 1;
-			} else {
-				gen[pg]++;
-				maybe_next[pg] = 0;
-			}
-			continue;
+	for (unsigned i = 0; i < a->threads; i++) {
+		t[i] = (struct stress_thread){.mc = mc,
+					      .a = a,
+					      .tid = i,
+					      .nthreads = a->threads,
+					      .gen = gen,
+					      .maybe_next = maybe_next,
+					      .end = end,
+					      .lat_cap = lat_cap / a->threads,
+					      .lat = lat + i * (lat_cap / a->threads)};
+		if (pthread_create(&t[i].th, NULL, stress_main, &t[i])) {
+			fprintf(stderr, "leap-memctl: cannot start thread %u\n", i);
+			return 1;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &t0);
-		if (leap_mc_read(mc, pg * LEAP_WIRE_PAGE_SIZE, page, sizeof(page))) {
-			eio++;
-			continue;
-		}
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		if (nlat < lat_cap)
-			lat[nlat++] = (uint64_t)((t1.tv_sec - t0.tv_sec) * 1000000000LL +
-						 (t1.tv_nsec - t0.tv_nsec));
-		if (page_is(page, a->seed, a->mc.dev, pg, gen[pg]))
-			continue;
-		if (maybe_next[pg] &&
-		    page_is(page, a->seed, a->mc.dev, pg, gen[pg] + 1)) {
-			gen[pg]++;
-			maybe_next[pg] = 0;
-			continue;
-		}
-		if (bad++ < 5)
-			fprintf(stderr,
-				"leap-memctl: page %" PRIu64 " wrong: has page %" PRIu64
-				" gen %" PRIu64 ", want gen %u\n",
-				pg, page[0], page[1], gen[pg]);
+	}
+	for (unsigned i = 0; i < a->threads; i++) {
+		pthread_join(t[i].th, NULL);
+		ops += t[i].ops;
+		bad += t[i].bad;
+		eio += t[i].eio;
+		pf += t[i].prefetches;
+		swept += t[i].swept;
+		/* Compact the latencies to the front. */
+		memmove(lat + nlat, t[i].lat, t[i].nlat * sizeof(*lat));
+		nlat += t[i].nlat;
 	}
 	qsort(lat, nlat, sizeof(*lat), cmp_u64);
 	printf("stress ops=%" PRIu64 " corrupt=%" PRIu64 " io_errors=%" PRIu64
-	       " read_p50_us=%.1f read_p99_us=%.1f\n",
+	       " read_p50_us=%.1f read_p99_us=%.1f threads=%u prefetches=%" PRIu64
+	       " verified_at_end=%" PRIu64 "\n",
 	       ops, bad, eio, nlat ? lat[nlat / 2] / 1e3 : 0.0,
-	       nlat ? lat[nlat * 99 / 100] / 1e3 : 0.0);
+	       nlat ? lat[nlat * 99 / 100] / 1e3 : 0.0, a->threads, pf, swept);
 	free(gen);
 	free(maybe_next);
 	free(lat);
+	free(t);
 	return bad ? 3 : eio ? 4 : 0;
 }
 
@@ -446,6 +579,7 @@ int main(int argc, char **argv)
 		.seconds = 5,
 		.write_pct = 30,
 		.batch = 64,
+		.threads = 1,
 	};
 	struct argp argp = {options, parse_opt, "COMMAND", doc, NULL, NULL, NULL};
 	uint8_t secret[LEAP_SECRET_MAX];
@@ -493,10 +627,10 @@ int main(int argc, char **argv)
 		       " failovers=%" PRIu64 " degraded_writes=%" PRIu64
 		       " lost_pages=%" PRIu64 " io_errors=%" PRIu64 " resilvered=%" PRIu64
 		       " under_replicated=%" PRIu64 " fh_moves=%" PRIu64
-		       " fh_pins=%" PRIu64 "\n",
+		       " fh_pins=%" PRIu64 " peak_inflight=%" PRIu64 "\n",
 		       c.reconnects, c.retries, c.failovers, c.degraded_writes,
 		       c.lost_pages, c.io_errors, c.resilvered, c.under_replicated,
-		       c.fh_moves, c.fh_pins);
+		       c.fh_moves, c.fh_pins, c.peak_inflight);
 	if (strcmp(a.cmd, "stats")) {
 		char reg[1024];
 

@@ -20,6 +20,7 @@
 #include "leap/reg.h"
 #include "leap/regtrace.h"
 #include "memclient.h"
+#include "pipe.h"
 #include "rdma_mr.h"
 
 /* Per-page state bits. */
@@ -37,13 +38,20 @@ struct mc_server {
 	unsigned idx;
 	const char *addr;
 	pthread_mutex_t lock;
-	struct leap_conn c; /* c.fd < 0: not connected */
+	struct leap_conn c;    /* c.fd < 0: not connected */
+	pthread_mutex_t ilock; /* instance; down state with pipes */
 	uint64_t instance;
+	uint64_t capacity; /* pages, as its HELLO said */
+	int64_t nospace_log;
 	bool have_instance;
 	bool down; /* a retry window failed: fail fast, probe at down_until */
 	int64_t down_until;
 	int probe_ms;
-	uint64_t next_id;
+	uint64_t next_id; /* atomic: pipes share it */
+	/* Stream transports (TCP): conns pipelined connections; NULL for
+	 * one-sided ones, which use c under lock. */
+	struct mc_pipe *pipes;
+	unsigned npipes, next_pipe;
 	uint8_t tx[TX_CAP];
 	uint8_t *rx; /* LEAP_WIRE_MAX_MSG */
 	/* One-sided transports (RDMA): where each page lives in this server's
@@ -121,28 +129,29 @@ static void srv_disconnect(struct mc_server *s)
 	s->fh_mode = false;
 }
 
-/* Sends one request (iov) and receives its reply into s->rx, decoded into m.
- * Returns 0, -EPROTO (a reply that makes no sense: do not retry), or another
- * -errno for transport failures (retry on a new connection). */
-static int srv_roundtrip(struct mc_server *s, struct iovec *iov, int iovcnt, uint64_t id,
-			 unsigned op, struct leap_wire_msg *m)
+/* Sends one request (iov) on c and receives its reply into rx, decoded into
+ * m.  Returns 0, -EPROTO (a reply that makes no sense: do not retry), or
+ * another -errno for transport failures (retry on a new connection). */
+static int conn_roundtrip(struct mc_server *s, struct leap_conn *c, uint8_t *rx,
+			  struct iovec *iov, int iovcnt, uint64_t id, unsigned op,
+			  struct leap_wire_msg *m)
 {
 	int64_t deadline = leap_now_ms() + s->mc->cfg.io_timeout_ms;
 	struct leap_wire_hdr h;
 	int rc;
 
-	rc = leap_conn_send_all(&s->c, iov, iovcnt, deadline);
+	rc = leap_conn_send_all(c, iov, iovcnt, deadline);
 	if (rc)
 		return rc;
-	rc = leap_conn_recv_all(&s->c, s->rx, LEAP_WIRE_HDR_SIZE, deadline);
+	rc = leap_conn_recv_all(c, rx, LEAP_WIRE_HDR_SIZE, deadline);
 	if (rc)
 		return rc;
-	if (leap_wire_decode_hdr(s->rx, LEAP_WIRE_HDR_SIZE, &h))
+	if (leap_wire_decode_hdr(rx, LEAP_WIRE_HDR_SIZE, &h))
 		return -EPROTO;
-	rc = leap_conn_recv_all(&s->c, s->rx + LEAP_WIRE_HDR_SIZE, h.length, deadline);
+	rc = leap_conn_recv_all(c, rx + LEAP_WIRE_HDR_SIZE, h.length, deadline);
 	if (rc)
 		return rc;
-	if (leap_wire_decode(s->rx, LEAP_WIRE_HDR_SIZE + h.length, m) ||
+	if (leap_wire_decode(rx, LEAP_WIRE_HDR_SIZE + h.length, m) ||
 	    !(m->hdr.flags & LEAP_WF_REPLY) || m->hdr.req_id != id)
 		return -EPROTO;
 	if (m->hdr.opcode == LEAP_WOP_ERROR) {
@@ -152,6 +161,13 @@ static int srv_roundtrip(struct mc_server *s, struct iovec *iov, int iovcnt, uin
 		return m->u.error.code == LEAP_WERR_NOSPACE ? -ENOSPC : -EPROTO;
 	}
 	return m->hdr.opcode == op ? 0 : -EPROTO;
+}
+
+/* The same on the server's own connection (one-sided transports). */
+static int srv_roundtrip(struct mc_server *s, struct iovec *iov, int iovcnt, uint64_t id,
+			 unsigned op, struct leap_wire_msg *m)
+{
+	return conn_roundtrip(s, &s->c, s->rx, iov, iovcnt, id, op, m);
 }
 
 /* Forget which pages server idx held: it lost them all. */
@@ -166,11 +182,20 @@ static void srv_lost_everything(struct leap_mc *mc, unsigned idx)
 						   __ATOMIC_RELAXED);
 }
 
-static int srv_connect(struct mc_server *s, char *err, size_t errlen)
+/*
+ * Connects c to server s and authenticates (HELLO, AUTH) with rx as the
+ * receive buffer.  A new instance id means a restarted server: its pages
+ * are forgotten before any connection to it can carry a request (under
+ * ilock, which every handshake takes), so no write acknowledged by the new
+ * instance is forgotten afterwards.
+ */
+static int srv_handshake(struct mc_server *s, struct leap_conn *c, uint8_t *rx,
+			 uint64_t *instance, char *err, size_t errlen)
 {
 	struct leap_mc *mc = s->mc;
 	struct leap_wire_msg m;
 	uint8_t mac[LEAP_WIRE_MAC_LEN], nonce[LEAP_WIRE_NONCE_LEN];
+	uint8_t tx[LEAP_WIRE_HDR_SIZE + LEAP_WIRE_HELLO_REQ_LEN + LEAP_WIRE_MAC_LEN];
 	struct iovec iov;
 	uint64_t id;
 	long n;
@@ -180,16 +205,15 @@ static int srv_connect(struct mc_server *s, char *err, size_t errlen)
 		snprintf(err, errlen, "no randomness");
 		return -EIO;
 	}
-	rc = mc->cfg.transport->connect(&s->c, s->addr, mc->cfg.io_timeout_ms, err,
-					errlen);
+	rc = mc->cfg.transport->connect(c, s->addr, mc->cfg.io_timeout_ms, err, errlen);
 	if (rc) {
-		s->c.fd = -1;
+		c->fd = -1;
 		return rc;
 	}
-	id = ++s->next_id;
-	n = leap_wire_enc_hello(s->tx, sizeof(s->tx), id, nonce);
-	iov = (struct iovec){s->tx, (size_t)n};
-	rc = srv_roundtrip(s, &iov, 1, id, LEAP_WOP_HELLO, &m);
+	id = __atomic_add_fetch(&s->next_id, 1, __ATOMIC_RELAXED);
+	n = leap_wire_enc_hello(tx, sizeof(tx), id, nonce);
+	iov = (struct iovec){tx, (size_t)n};
+	rc = conn_roundtrip(s, c, rx, &iov, 1, id, LEAP_WOP_HELLO, &m);
 	if (rc)
 		goto fail;
 	/* The server proves the secret first: no page goes to an impostor. */
@@ -205,28 +229,48 @@ static int srv_connect(struct mc_server *s, char *err, size_t errlen)
 		rc = -EPROTO;
 		goto fail;
 	}
+	pthread_mutex_lock(&s->ilock);
 	if (s->have_instance && m.u.hello_rep.instance != s->instance) {
 		/* A new server process: whatever this client stored there is gone. */
 		mc_log(mc,
 		       "%s restarted (instance %016llx -> %016llx): its pages are lost",
 		       s->addr, (unsigned long long)s->instance,
 		       (unsigned long long)m.u.hello_rep.instance);
+		/* The new id first: a write acknowledged by the old instance
+		 * that marks its pages valid after the clear below sees it
+		 * (leap_mc_write) and takes the mark back. */
+		__atomic_store_n(&s->instance, m.u.hello_rep.instance, __ATOMIC_SEQ_CST);
 		srv_lost_everything(mc, s->idx);
 	}
-	s->instance = m.u.hello_rep.instance;
+	__atomic_store_n(&s->instance, m.u.hello_rep.instance, __ATOMIC_SEQ_CST);
 	s->have_instance = true;
-	id = ++s->next_id;
-	n = leap_wire_enc_auth(s->tx, sizeof(s->tx), id, mac);
+	s->capacity = m.u.hello_rep.capacity_pages;
+	pthread_mutex_unlock(&s->ilock);
+	*instance = m.u.hello_rep.instance;
+	id = __atomic_add_fetch(&s->next_id, 1, __ATOMIC_RELAXED);
+	n = leap_wire_enc_auth(tx, sizeof(tx), id, mac);
 	OPENSSL_cleanse(mac, sizeof(mac));
-	iov = (struct iovec){s->tx, (size_t)n};
-	rc = srv_roundtrip(s, &iov, 1, id, LEAP_WOP_AUTH, &m);
+	iov = (struct iovec){tx, (size_t)n};
+	rc = conn_roundtrip(s, c, rx, &iov, 1, id, LEAP_WOP_AUTH, &m);
 	if (rc)
 		goto fail;
 	return 0;
 fail:
 	snprintf(err, errlen, "%s: handshake: %s", s->addr,
 		 rc == -EPROTO ? "refused (wrong secret or protocol?)" : strerror(-rc));
-	srv_disconnect(s);
+	c->t->close(c);
+	c->fd = -1;
+	return rc;
+}
+
+/* The server's own connection (one-sided transports). */
+static int srv_connect(struct mc_server *s, char *err, size_t errlen)
+{
+	uint64_t instance;
+	int rc = srv_handshake(s, &s->c, s->rx, &instance, err, errlen);
+
+	if (rc)
+		srv_disconnect(s);
 	return rc;
 }
 
@@ -272,7 +316,8 @@ static int srv_request_(struct mc_server *s, build_fn build, attempt_fn try_fn, 
 			if (try_fn) {
 				rc = try_fn(s, arg);
 			} else {
-				uint64_t id = ++s->next_id;
+				uint64_t id = __atomic_add_fetch(&s->next_id, 1,
+								 __ATOMIC_RELAXED);
 				long n = build(s, id, arg);
 				struct iovec iov[2] = {{s->tx, (size_t)n},
 						       {(void *)payload, payload_len}};
@@ -315,6 +360,190 @@ static int srv_request(struct mc_server *s, build_fn build, void *arg,
 		       struct leap_wire_msg *m)
 {
 	return srv_request_(s, build, NULL, arg, payload, payload_len, op, m);
+}
+
+/* ---- stream transports: pipelined requests -------------------------------- */
+
+/* Connects pipe p if it is down (one caller does it; the others wait). */
+static int pipe_ready(struct mc_server *s, struct mc_pipe *p, bool *fresh, char *err,
+		      size_t errlen)
+{
+	uint64_t instance = 0;
+	int rc;
+
+	*fresh = false;
+	if (mc_pipe_claim(p))
+		return 0;
+	rc = srv_handshake(s, &p->c, p->rx, &instance, err, errlen);
+	mc_pipe_connected(p, rc == 0, instance);
+	*fresh = rc == 0;
+	if (rc == 0 && p->connects > 1) {
+		mc_log(s->mc, "%s: reconnected", s->addr);
+		COUNT(s->mc, reconnects, 1);
+	}
+	return rc;
+}
+
+/* A pipe for the next request: one that is down first (so it reconnects),
+ * else the least loaded, ties in turn. */
+static struct mc_pipe *pick_pipe(struct mc_server *s)
+{
+	unsigned start = __atomic_fetch_add(&s->next_pipe, 1, __ATOMIC_RELAXED);
+	struct mc_pipe *best = NULL;
+
+	for (unsigned i = 0; i < s->npipes; i++) {
+		struct mc_pipe *p = &s->pipes[(start + i) % s->npipes];
+
+		if (__atomic_load_n(&p->state, __ATOMIC_RELAXED) == MC_PIPE_DOWN)
+			return p;
+		if (!best || mc_pipe_load(p) < mc_pipe_load(best))
+			best = p;
+	}
+	return best;
+}
+
+/* -EHOSTDOWN while s is marked down and not due for a probe; else 0, and
+ * *probe says whether this is the probe (one attempt, no retry window). */
+static int srv_check_down(struct mc_server *s, bool *probe)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&s->ilock);
+	*probe = s->down;
+	if (s->down && leap_now_ms() < s->down_until)
+		rc = -EHOSTDOWN;
+	pthread_mutex_unlock(&s->ilock);
+	return rc;
+}
+
+static void srv_mark_up(struct mc_server *s)
+{
+	pthread_mutex_lock(&s->ilock);
+	s->down = false;
+	s->probe_ms = 0;
+	pthread_mutex_unlock(&s->ilock);
+}
+
+static void srv_mark_down(struct mc_server *s, int64_t start, const char *err)
+{
+	pthread_mutex_lock(&s->ilock);
+	if (!s->down)
+		mc_log(s->mc, "%s: giving up after %lld ms (%s); marked down, probing it",
+		       s->addr, (long long)(leap_now_ms() - start), err);
+	s->down = true;
+	s->probe_ms =
+		s->probe_ms ? (s->probe_ms * 2 > 2000 ? 2000 : s->probe_ms * 2) : 50;
+	s->down_until = leap_now_ms() + s->probe_ms;
+	pthread_mutex_unlock(&s->ilock);
+}
+
+/* A full server says so once a second at most. */
+static void log_nospace(struct mc_server *s)
+{
+	int64_t now = leap_now_ms();
+
+	if (now - __atomic_load_n(&s->nospace_log, __ATOMIC_RELAXED) < 1000)
+		return;
+	__atomic_store_n(&s->nospace_log, now, __ATOMIC_RELAXED);
+	mc_log(s->mc, "%s: server error: NOSPACE (its --size is used up)", s->addr);
+}
+
+/* A reply from a server instance other than the current one (it restarted
+ * while r was in flight) does not count: r is sent again. */
+static int check_instance(struct mc_server *s, struct mc_pipe_req *r, int rc)
+{
+	if (rc == 0 && r->instance != __atomic_load_n(&s->instance, __ATOMIC_ACQUIRE))
+		return -ESTALE;
+	return rc;
+}
+
+/*
+ * r on s with reconnect-and-retry, as srv_request_ does for one-sided
+ * transports: READ, WRITE and STATS are idempotent, so a request whose
+ * connection failed is simply sent again on a new one.
+ */
+static int pipe_call(struct mc_server *s, struct mc_pipe_req *r)
+{
+	struct leap_mc *mc = s->mc;
+	int64_t start = leap_now_ms(), deadline = start + mc->cfg.retry_ms;
+	int backoff = 20, rc, attempt = 0;
+	char err[256] = "";
+	bool probe, fresh;
+
+	rc = srv_check_down(s, &probe);
+	if (rc)
+		return rc;
+	if (probe)
+		deadline = start;
+	for (;;) {
+		struct mc_pipe *p = pick_pipe(s);
+
+		rc = pipe_ready(s, p, &fresh, err, sizeof(err));
+		if (rc == 0) {
+			mc_pipe_submit(p, r);
+			rc = check_instance(s, r, mc_pipe_wait(r));
+			if (rc == 0) {
+				if (probe)
+					srv_mark_up(s);
+				return 0;
+			}
+			snprintf(err, sizeof(err), "%s: %s", s->addr, strerror(-rc));
+			if (rc == -ENOSPC) {
+				log_nospace(s);
+				return rc;
+			}
+		}
+		if (leap_now_ms() + backoff >= deadline)
+			break;
+		if (attempt++ == 0)
+			mc_log(mc, "%s; retrying for up to %d ms", err, mc->cfg.retry_ms);
+		COUNT(mc, retries, 1);
+		nanosleep(&(struct timespec){0, backoff * 1000000L}, NULL);
+		backoff = backoff * 2 > 500 ? 500 : backoff * 2;
+	}
+	srv_mark_down(s, start, err);
+	return rc < 0 ? rc : -EIO;
+}
+
+/*
+ * Starts r on s without waiting for it (stream transports); srv_finish
+ * waits.  A request that cannot start now completes at once with an error
+ * and srv_finish takes the slow path.
+ */
+static void pipe_start(struct mc_server *s, struct mc_pipe_req *r)
+{
+	char err[256];
+	bool probe, fresh;
+	struct mc_pipe *p;
+	int rc = srv_check_down(s, &probe);
+
+	r->p = NULL;
+	r->done = 1;
+	r->rc = rc;
+	if (rc || probe) {
+		if (!rc)
+			r->rc = -ENOTCONN; /* the probe is pipe_call's */
+		return;
+	}
+	p = pick_pipe(s);
+	rc = pipe_ready(s, p, &fresh, err, sizeof(err));
+	if (rc) {
+		r->rc = -ENOTCONN;
+		return;
+	}
+	mc_pipe_submit(p, r);
+}
+
+static int pipe_finish(struct mc_server *s, struct mc_pipe_req *r)
+{
+	int rc = r->p ? check_instance(s, r, mc_pipe_wait(r)) : r->rc;
+
+	if (rc == -ENOSPC)
+		log_nospace(s);
+
+	if (rc == 0 || rc == -ENOSPC || rc == -EHOSTDOWN)
+		return rc;
+	return pipe_call(s, r);
 }
 
 /* ---- READ / WRITE of one chunk on one server ----------------------------- */
@@ -368,7 +597,7 @@ static int srv_map(struct mc_server *s, const uint64_t *offset, uint32_t count,
 			need[n++] = offset[i];
 	if (!n)
 		return 0;
-	id = ++s->next_id;
+	id = __atomic_add_fetch(&s->next_id, 1, __ATOMIC_RELAXED);
 	len = leap_wire_enc_map_req(s->tx, sizeof(s->tx), id, s->mc->cfg.dev, n,
 				    alloc ? LEAP_WMAP_ALLOC : 0, need);
 	if (len < 0)
@@ -405,7 +634,7 @@ static int srv_map(struct mc_server *s, const uint64_t *offset, uint32_t count,
 static int srv_fh_move(struct mc_server *s, const uint32_t *unpin, uint32_t nunpin,
 		       const uint32_t *pin, uint32_t npin, struct leap_wire_msg *m)
 {
-	uint64_t id = ++s->next_id;
+	uint64_t id = __atomic_add_fetch(&s->next_id, 1, __ATOMIC_RELAXED);
 	struct iovec iov;
 	long len;
 	int rc;
@@ -602,12 +831,79 @@ static int try_pages(struct mc_server *s, void *p)
 	return 0;
 }
 
+/* One READ or WRITE on one server, started now and finished later: with
+ * pipes the request is in flight meanwhile; on a one-sided transport it is
+ * done (synchronously) at start. */
+struct srv_io {
+	struct mc_server *s;
+	struct mc_pipe_req r;
+	bool sync;
+	int rc;
+};
+
+static int srv_read(struct mc_server *s, const uint64_t *offset, uint32_t count,
+		    uint8_t *const *out, uint64_t *present);
+static int srv_write(struct mc_server *s, const uint64_t *offset, uint32_t count,
+		     const void *pages);
+
+/* FREE on a one-sided transport's connection; the pages' MAP answers go. */
+static int srv_free_sync(struct mc_server *s, const uint64_t *offset, uint32_t count)
+{
+	struct io_arg a = {LEAP_WOP_FREE, count, offset};
+	struct leap_wire_msg m;
+	int rc;
+
+	pthread_mutex_lock(&s->lock);
+	for (uint32_t i = 0; i < count; i++)
+		s->ridx[offset[i] / LEAP_WIRE_PAGE_SIZE] = 0;
+	rc = srv_request(s, build_io, &a, NULL, 0, LEAP_WOP_FREE, &m);
+	if (rc == 0 && (m.u.io.count != count || m.u.io.dev != s->mc->cfg.dev))
+		rc = -EPROTO;
+	pthread_mutex_unlock(&s->lock);
+	return rc;
+}
+
+static void srv_io_start(struct srv_io *io, struct mc_server *s, unsigned op,
+			 bool prefetch, const uint64_t *offset, uint32_t count,
+			 uint8_t *const *out, const void *pages)
+{
+	io->s = s;
+	io->r = (struct mc_pipe_req){.op = op,
+				     .prefetch = prefetch,
+				     .dev = s->mc->cfg.dev,
+				     .count = count,
+				     .offset = offset,
+				     .pages = pages,
+				     .out = out};
+	io->sync = !s->pipes;
+	if (!io->sync)
+		pipe_start(s, &io->r);
+	else if (op == LEAP_WOP_FREE)
+		io->rc = srv_free_sync(s, offset, count);
+	else if (op == LEAP_WOP_WRITE)
+		io->rc = srv_write(s, offset, count, pages);
+	else
+		io->rc = srv_read(s, offset, count, out, &io->r.present);
+}
+
+static int srv_io_finish(struct srv_io *io)
+{
+	return io->sync ? io->rc : pipe_finish(io->s, &io->r);
+}
+
 static int srv_write(struct mc_server *s, const uint64_t *offset, uint32_t count,
 		     const void *pages)
 {
 	struct io_arg a = {LEAP_WOP_WRITE, count, offset};
 	struct leap_wire_msg m;
 	int rc;
+
+	if (s->pipes) {
+		struct srv_io io;
+
+		srv_io_start(&io, s, LEAP_WOP_WRITE, false, offset, count, NULL, pages);
+		return srv_io_finish(&io);
+	}
 
 	pthread_mutex_lock(&s->lock);
 	if (s->ridx) {
@@ -636,6 +932,14 @@ static int srv_read(struct mc_server *s, const uint64_t *offset, uint32_t count,
 	struct leap_wire_msg m;
 	int rc;
 
+	if (s->pipes) {
+		struct srv_io io;
+
+		srv_io_start(&io, s, LEAP_WOP_READ, false, offset, count, out, NULL);
+		rc = srv_io_finish(&io);
+		*present = io.r.present;
+		return rc;
+	}
 	pthread_mutex_lock(&s->lock);
 	if (s->ridx) {
 		struct page_arg pa = {.op = LEAP_WOP_READ,
@@ -837,6 +1141,7 @@ int leap_mc_write(struct leap_mc *mc, uint64_t off, const void *buf, size_t len)
 		uint32_t n = chunk_pages(mc, pg, left);
 		uint64_t offset[LEAP_WIRE_MAX_BATCH];
 		uint8_t valid = 0;
+		struct srv_io io[2];
 
 		pthread_mutex_t *cl = chunk_lock(mc, pg);
 
@@ -847,16 +1152,49 @@ int leap_mc_write(struct leap_mc *mc, uint64_t off, const void *buf, size_t len)
 		for (uint32_t i = 0; i < n; i++)
 			__atomic_store_n(&mc->pstate[pg + i], PS_WRITTEN | PS_WRITING,
 					 __ATOMIC_RELAXED);
+		/* Both replicas at once; the page counts as written (valid on a
+		 * replica) only once that replica has acknowledged it. */
 		for (unsigned k = 0; k < mc->cfg.replicas; k++) {
 			unsigned si = leap_mc_place(pg, mc->cfg.stripe_pages,
 						    mc->cfg.nservers, k);
 
-			if (srv_write(&mc->srv[si], offset, n, p) == 0)
-				valid |= (uint8_t)(PS_VALID0 << k);
+			srv_io_start(&io[k], &mc->srv[si], LEAP_WOP_WRITE, false, offset,
+				     n, NULL, p);
 		}
+		for (unsigned k = 0; k < mc->cfg.replicas; k++)
+			if (srv_io_finish(&io[k]) == 0)
+				valid |= (uint8_t)(PS_VALID0 << k);
 		for (uint32_t i = 0; i < n; i++)
 			__atomic_store_n(&mc->pstate[pg + i], PS_WRITTEN | valid,
-					 __ATOMIC_RELAXED);
+					 __ATOMIC_SEQ_CST);
+		/* A replica that restarted since it acknowledged does not hold
+		 * these pages: its handshake may have forgotten them just before
+		 * the store above. */
+		for (unsigned k = 0; k < mc->cfg.replicas; k++)
+			if ((valid & (PS_VALID0 << k)) && !io[k].sync &&
+			    io[k].r.instance != __atomic_load_n(&io[k].s->instance,
+								__ATOMIC_SEQ_CST)) {
+				valid &= (uint8_t) ~(PS_VALID0 << k);
+				for (uint32_t i = 0; i < n; i++)
+					__atomic_and_fetch(&mc->pstate[pg + i],
+							   (uint8_t) ~(PS_VALID0 << k),
+							   __ATOMIC_SEQ_CST);
+				/* Once more, to the new instance (re-replication
+				 * would copy it later otherwise). */
+				srv_io_start(&io[k], io[k].s, LEAP_WOP_WRITE, false,
+					     offset, n, NULL, p);
+				if (srv_io_finish(&io[k]) == 0 &&
+				    io[k].r.instance ==
+					    __atomic_load_n(&io[k].s->instance,
+							    __ATOMIC_SEQ_CST)) {
+					valid |= (uint8_t)(PS_VALID0 << k);
+					for (uint32_t i = 0; i < n; i++)
+						__atomic_or_fetch(
+							&mc->pstate[pg + i],
+							(uint8_t)(PS_VALID0 << k),
+							__ATOMIC_SEQ_CST);
+				}
+			}
 		pthread_mutex_unlock(cl);
 		if (!valid) {
 			log_io_error(mc, "write", pg, "no replica reachable");
@@ -872,11 +1210,32 @@ int leap_mc_write(struct leap_mc *mc, uint64_t off, const void *buf, size_t len)
 	return 0;
 }
 
-/* Reads one chunk: pages not yet served are asked from each replica in turn. */
-static int read_chunk(struct leap_mc *mc, uint64_t pg, uint32_t n, uint8_t *p)
-{
-	uint64_t need = 0;
+/*
+ * Reading one chunk (pages of one stripe, at most a batch): the pages not
+ * yet served are asked from each replica in turn.  The first request of
+ * every chunk of a call goes out at once (pipelined); a chunk that needs a
+ * second replica asks it afterwards.
+ */
+struct rchunk {
+	uint64_t pg;
+	uint32_t n, cnt;
+	uint8_t *p;
+	uint64_t need;
+	unsigned k; /* replica asked now */
+	uint32_t idx[LEAP_WIRE_MAX_BATCH];
+	uint64_t offset[LEAP_WIRE_MAX_BATCH];
+	uint8_t *out[LEAP_WIRE_MAX_BATCH];
+	struct srv_io io;
+};
 
+/* Which pages need a server; never-written ones read as zeros. */
+static int chunk_init(struct leap_mc *mc, struct rchunk *c, uint64_t pg, uint32_t n,
+		      uint8_t *p)
+{
+	c->pg = pg;
+	c->n = n;
+	c->p = p;
+	c->need = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		uint8_t st = __atomic_load_n(&mc->pstate[pg + i], __ATOMIC_RELAXED);
 
@@ -885,74 +1244,250 @@ static int read_chunk(struct leap_mc *mc, uint64_t pg, uint32_t n, uint8_t *p)
 		if (st & PS_WRITING)
 			return -EBUSY;
 		if (st & PS_WRITTEN)
-			need |= 1ULL << i;
+			c->need |= 1ULL << i;
 		else
 			memset(p + (size_t)i * LEAP_WIRE_PAGE_SIZE, 0,
 			       LEAP_WIRE_PAGE_SIZE);
 	}
-	for (unsigned k = 0; k < mc->cfg.replicas && need; k++) {
-		unsigned si =
-			leap_mc_place(pg, mc->cfg.stripe_pages, mc->cfg.nservers, k);
-		uint64_t offset[LEAP_WIRE_MAX_BATCH], present = 0;
-		uint8_t *out[LEAP_WIRE_MAX_BATCH];
-		uint32_t idx[LEAP_WIRE_MAX_BATCH], cnt = 0;
+	return 0;
+}
 
-		for (uint32_t i = 0; i < n; i++) {
-			uint8_t st =
-				__atomic_load_n(&mc->pstate[pg + i], __ATOMIC_RELAXED);
+/* The pages replica k can serve (it holds their latest version). */
+static uint32_t chunk_build(struct leap_mc *mc, struct rchunk *c, unsigned k)
+{
+	c->k = k;
+	c->cnt = 0;
+	for (uint32_t i = 0; i < c->n; i++) {
+		uint8_t st = __atomic_load_n(&mc->pstate[c->pg + i], __ATOMIC_RELAXED);
 
-			if ((need >> i & 1) && (st & (PS_VALID0 << k))) {
-				idx[cnt] = i;
-				offset[cnt] = (pg + i) * LEAP_WIRE_PAGE_SIZE;
-				out[cnt++] = p + (size_t)i * LEAP_WIRE_PAGE_SIZE;
-			}
-		}
-		if (!cnt || srv_read(&mc->srv[si], offset, cnt, out, &present))
-			continue;
-		for (uint32_t j = 0; j < cnt; j++) {
-			if (present >> j & 1) {
-				need &= ~(1ULL << idx[j]);
-				if (k > 0)
-					COUNT(mc, failovers, 1);
-				continue;
-			}
-			/* Written here and acknowledged, now absent: the server lost it.
-			 */
-			__atomic_and_fetch(&mc->pstate[pg + idx[j]],
-					   (uint8_t) ~(PS_VALID0 << k), __ATOMIC_RELAXED);
-			COUNT(mc, lost_pages, 1);
-			mc_log(mc, "%s lost page %llu", mc->srv[si].addr,
-			       (unsigned long long)(pg + idx[j]));
+		if ((c->need >> i & 1) && (st & (PS_VALID0 << k))) {
+			c->idx[c->cnt] = i;
+			c->offset[c->cnt] = (c->pg + i) * LEAP_WIRE_PAGE_SIZE;
+			c->out[c->cnt++] = c->p + (size_t)i * LEAP_WIRE_PAGE_SIZE;
 		}
 	}
-	if (need) {
-		log_io_error(mc, "read", pg + (uint64_t)__builtin_ctzll(need),
+	return c->cnt;
+}
+
+static void chunk_start(struct leap_mc *mc, struct rchunk *c, bool prefetch)
+{
+	unsigned si = leap_mc_place(c->pg, mc->cfg.stripe_pages, mc->cfg.nservers, c->k);
+
+	srv_io_start(&c->io, &mc->srv[si], LEAP_WOP_READ, prefetch, c->offset, c->cnt,
+		     c->out, NULL);
+}
+
+/* Takes replica c->k's answer (rc, present). */
+static void chunk_absorb(struct leap_mc *mc, struct rchunk *c, int rc)
+{
+	unsigned k = c->k;
+	unsigned si = leap_mc_place(c->pg, mc->cfg.stripe_pages, mc->cfg.nservers, k);
+	uint64_t present = c->io.r.present;
+
+	if (rc)
+		return;
+	for (uint32_t j = 0; j < c->cnt; j++) {
+		if (present >> j & 1) {
+			c->need &= ~(1ULL << c->idx[j]);
+			if (k > 0)
+				COUNT(mc, failovers, 1);
+			continue;
+		}
+		/* Written here and acknowledged, now absent: the server lost it. */
+		__atomic_and_fetch(&mc->pstate[c->pg + c->idx[j]],
+				   (uint8_t) ~(PS_VALID0 << k), __ATOMIC_RELAXED);
+		COUNT(mc, lost_pages, 1);
+		mc_log(mc, "%s lost page %llu", mc->srv[si].addr,
+		       (unsigned long long)(c->pg + c->idx[j]));
+	}
+}
+
+/* After the first answer: the other replicas in turn, then the verdict. */
+static int chunk_finish(struct leap_mc *mc, struct rchunk *c, bool prefetch)
+{
+	for (unsigned k = c->k + 1; k < mc->cfg.replicas && c->need; k++) {
+		if (!chunk_build(mc, c, k))
+			continue;
+		chunk_start(mc, c, prefetch);
+		chunk_absorb(mc, c, srv_io_finish(&c->io));
+	}
+	if (c->need) {
+		log_io_error(mc, "read", c->pg + (uint64_t)__builtin_ctzll(c->need),
 			     "no replica holding its latest version answered");
 		return -EIO;
 	}
 	return 0;
 }
 
-int leap_mc_read(struct leap_mc *mc, uint64_t off, void *buf, size_t len)
+/* Chunks in flight at once per call: the largest FUSE or NBD request
+ * (1 MiB) in 16-page stripes. */
+#define READ_CHUNKS 16
+
+static int mc_read(struct leap_mc *mc, uint64_t off, void *buf, size_t len, bool prefetch)
 {
 	uint64_t pg = off / LEAP_WIRE_PAGE_SIZE, left = len / LEAP_WIRE_PAGE_SIZE;
 	uint8_t *p = buf;
-	int rc;
+	/* On the stack (~25 KiB): no allocation on the swap path. */
+	struct rchunk ch[READ_CHUNKS];
+	int rc = 0;
 
 	if (check_range(mc, off, len))
 		return -EINVAL;
 	COUNT(mc, reads, 1);
-	while (left) {
-		uint32_t n = chunk_pages(mc, pg, left);
+	while (left && !rc) {
+		unsigned nch = 0, done = 0;
+		uint64_t pages = 0;
 
-		rc = read_chunk(mc, pg, n, p);
+		for (; left && nch < READ_CHUNKS; nch++) {
+			uint32_t n = chunk_pages(mc, pg, left);
+
+			rc = chunk_init(mc, &ch[nch], pg, n, p);
+			if (rc)
+				break;
+			pg += n;
+			left -= n;
+			pages += n;
+			p += (size_t)n * LEAP_WIRE_PAGE_SIZE;
+		}
 		if (rc)
-			return rc;
-		COUNT(mc, pages_read, n);
-		pg += n;
-		left -= n;
-		p += (size_t)n * LEAP_WIRE_PAGE_SIZE;
+			break;
+		/* Every chunk's first request goes out before any is waited for. */
+		for (unsigned i = 0; i < nch; i++) {
+			struct rchunk *c = &ch[i];
+			unsigned k = 0;
+
+			while (c->need && k < mc->cfg.replicas && !chunk_build(mc, c, k))
+				k++;
+			c->k = k;
+			if (c->need && k < mc->cfg.replicas)
+				chunk_start(mc, c, prefetch);
+		}
+		for (; done < nch; done++) {
+			struct rchunk *c = &ch[done];
+
+			if (c->need && c->k < mc->cfg.replicas)
+				chunk_absorb(mc, c, srv_io_finish(&c->io));
+			if (!rc)
+				rc = chunk_finish(mc, c, prefetch);
+		}
+		if (!rc)
+			COUNT(mc, pages_read, pages);
 	}
+	return rc;
+}
+
+int leap_mc_read(struct leap_mc *mc, uint64_t off, void *buf, size_t len)
+{
+	return mc_read(mc, off, buf, len, false);
+}
+
+int leap_mc_prefetch(struct leap_mc *mc, uint64_t off, void *buf, size_t len)
+{
+	return mc_read(mc, off, buf, len, true);
+}
+
+/*
+ * Scattered pages (a prefetch window), in the prefetch class: the pages
+ * each server can serve go out as one READ per server (a READ names any
+ * offsets), all servers at once.  A page whose first replica does not
+ * answer is read on its own, through the other replicas.
+ */
+int leap_mc_prefetch_pages(struct leap_mc *mc, const uint64_t *pg, uint32_t n,
+			   uint8_t *const *out, uint64_t *ok)
+{
+	struct {
+		uint32_t cnt;
+		uint32_t idx[LEAP_WIRE_MAX_BATCH];
+		uint64_t offset[LEAP_WIRE_MAX_BATCH];
+		uint8_t *out[LEAP_WIRE_MAX_BATCH];
+		struct srv_io io;
+	} req[LEAP_MC_MAX_SERVERS];
+	uint64_t need = 0;
+
+	*ok = 0;
+	if (n > LEAP_WIRE_MAX_BATCH)
+		return -EINVAL;
+	for (uint32_t i = 0; i < n; i++)
+		if (pg[i] >= mc->cfg.dev_pages)
+			return -EINVAL;
+	for (unsigned si = 0; si < mc->cfg.nservers; si++)
+		req[si].cnt = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t st = __atomic_load_n(&mc->pstate[pg[i]], __ATOMIC_RELAXED);
+		unsigned k = 0;
+
+		if (st & PS_WRITING)
+			continue; /* a write is in flight: no guess */
+		if (!(st & PS_WRITTEN)) {
+			memset(out[i], 0, LEAP_WIRE_PAGE_SIZE);
+			*ok |= 1ULL << i;
+			continue;
+		}
+		need |= 1ULL << i;
+		while (k < mc->cfg.replicas && !(st & (PS_VALID0 << k)))
+			k++;
+		if (k == mc->cfg.replicas)
+			continue;
+		{
+			unsigned si = leap_mc_place(pg[i], mc->cfg.stripe_pages,
+						    mc->cfg.nservers, k);
+			uint32_t c = req[si].cnt++;
+
+			req[si].idx[c] = i;
+			req[si].offset[c] = pg[i] * LEAP_WIRE_PAGE_SIZE;
+			req[si].out[c] = out[i];
+		}
+	}
+	for (unsigned si = 0; si < mc->cfg.nservers; si++)
+		if (req[si].cnt)
+			srv_io_start(&req[si].io, &mc->srv[si], LEAP_WOP_READ, true,
+				     req[si].offset, req[si].cnt, req[si].out, NULL);
+	for (unsigned si = 0; si < mc->cfg.nservers; si++) {
+		if (!req[si].cnt)
+			continue;
+		if (srv_io_finish(&req[si].io))
+			continue;
+		for (uint32_t j = 0; j < req[si].cnt; j++)
+			if (req[si].io.r.present >> j & 1) {
+				*ok |= 1ULL << req[si].idx[j];
+				need &= ~(1ULL << req[si].idx[j]);
+			}
+	}
+	/* The rest one by one, with failover (and lost-page accounting). */
+	for (uint32_t i = 0; i < n; i++)
+		if ((need >> i & 1) && mc_read(mc, pg[i] * LEAP_WIRE_PAGE_SIZE, out[i],
+					       LEAP_WIRE_PAGE_SIZE, true) == 0)
+			*ok |= 1ULL << i;
+	COUNT(mc, pages_read, (uint64_t)__builtin_popcountll(*ok));
+	return 0;
+}
+
+int leap_mc_check_capacity(struct leap_mc *mc, char *err, size_t errlen)
+{
+	uint64_t need[LEAP_MC_MAX_SERVERS] = {0};
+	uint64_t sp = mc->cfg.stripe_pages, n = mc->cfg.dev_pages;
+
+	/* Exactly what the placement puts on each server: stripe s on server
+	 * s % N, and with r = 2 also on (s + 1) % N. */
+	for (uint64_t st = 0; st * sp < n; st++) {
+		uint64_t pages = n - st * sp < sp ? n - st * sp : sp;
+
+		for (unsigned k = 0; k < mc->cfg.replicas; k++)
+			need[leap_mc_place(st * sp, mc->cfg.stripe_pages,
+					   mc->cfg.nservers, k)] += pages;
+	}
+	for (unsigned i = 0; i < mc->cfg.nservers; i++)
+		if (need[i] > mc->srv[i].capacity) {
+			snprintf(err, errlen,
+				 "%s serves %llu MiB but this device at %u replica%s "
+				 "places %llu MiB on it: add servers, give them more "
+				 "memory (leap-memd --size) or make the device smaller",
+				 mc->srv[i].addr,
+				 (unsigned long long)(mc->srv[i].capacity >> 8),
+				 mc->cfg.replicas, mc->cfg.replicas > 1 ? "s" : "",
+				 (unsigned long long)((need[i] + 255) >> 8));
+			return -ENOSPC;
+		}
 	return 0;
 }
 
@@ -965,11 +1500,28 @@ int leap_mc_discard(struct leap_mc *mc, uint64_t off, size_t len)
 	while (left) {
 		uint32_t n = chunk_pages(mc, pg, left);
 
+		uint64_t offset[LEAP_WIRE_MAX_BATCH];
+		struct srv_io io[2];
+
+		for (uint32_t i = 0; i < n; i++)
+			offset[i] = (pg + i) * LEAP_WIRE_PAGE_SIZE;
 		/* Under the chunk lock: a re-replication copy in progress must not
-		 * mark a page valid again after it was forgotten. */
+		 * mark a page valid again after it was forgotten.  The servers free
+		 * the slots before the discard returns, so a later write of these
+		 * pages (on any connection) always lands after the FREE.  A server
+		 * that does not answer keeps the old contents until the next write
+		 * of the page (as before FREE existed): best effort. */
 		pthread_mutex_lock(chunk_lock(mc, pg));
 		for (uint32_t i = 0; i < n; i++)
 			__atomic_store_n(&mc->pstate[pg + i], 0, __ATOMIC_RELAXED);
+		for (unsigned k = 0; k < mc->cfg.replicas; k++)
+			srv_io_start(&io[k],
+				     &mc->srv[leap_mc_place(pg, mc->cfg.stripe_pages,
+							    mc->cfg.nservers, k)],
+				     LEAP_WOP_FREE, false, offset, n, NULL, NULL);
+		for (unsigned k = 0; k < mc->cfg.replicas; k++)
+			if (srv_io_finish(&io[k]))
+				COUNT(mc, free_failures, 1);
 		pthread_mutex_unlock(chunk_lock(mc, pg));
 		COUNT(mc, pages_discarded, n);
 		pg += n;
@@ -987,6 +1539,12 @@ int leap_mc_server_stats(struct leap_mc *mc, unsigned idx, uint64_t *value)
 	if (idx >= mc->cfg.nservers)
 		return -EINVAL;
 	s = &mc->srv[idx];
+	if (s->pipes) {
+		struct mc_pipe_req r = {.op = LEAP_WOP_STATS, .stats = value};
+
+		rc = pipe_call(s, &r);
+		return rc ? rc : (int)r.nstats;
+	}
 	pthread_mutex_lock(&s->lock);
 	rc = srv_request(s, build_stats, NULL, NULL, 0, LEAP_WOP_STATS, &m);
 	if (rc == 0) {
@@ -1002,6 +1560,15 @@ void leap_mc_get_counters(struct leap_mc *mc, struct leap_mc_counters *out)
 	pthread_mutex_lock(&mc->stat_lock);
 	*out = mc->cnt;
 	pthread_mutex_unlock(&mc->stat_lock);
+	out->peak_inflight = 0;
+	for (unsigned i = 0; i < mc->cfg.nservers; i++)
+		for (unsigned j = 0; j < mc->srv[i].npipes; j++) {
+			unsigned pk = __atomic_load_n(&mc->srv[i].pipes[j].peak,
+						      __ATOMIC_RELAXED);
+
+			if (pk > out->peak_inflight)
+				out->peak_inflight = pk;
+		}
 }
 
 struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t errlen)
@@ -1035,6 +1602,18 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 		mc->cfg.retry_ms = 10000;
 	if (!mc->cfg.log_prefix)
 		mc->cfg.log_prefix = "memclient";
+	if (!mc->cfg.conns)
+		mc->cfg.conns = 2;
+	if (!mc->cfg.window)
+		mc->cfg.window = 32;
+	if (mc->cfg.conns > LEAP_MC_MAX_CONNS || mc->cfg.window < 2 ||
+	    mc->cfg.window > MC_PIPE_MAX_WINDOW) {
+		snprintf(err, errlen,
+			 "need 1..%d connections per server and a window of 2..%d",
+			 LEAP_MC_MAX_CONNS, MC_PIPE_MAX_WINDOW);
+		free(mc);
+		return NULL;
+	}
 	memcpy(mc->secret, cfg->secret, cfg->secret_len);
 	mc->cfg.secret = NULL;
 	pthread_mutex_init(&mc->stat_lock, NULL);
@@ -1076,6 +1655,7 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 		s->addr = cfg->servers[i];
 		s->c.fd = -1;
 		pthread_mutex_init(&s->lock, NULL);
+		pthread_mutex_init(&s->ilock, NULL);
 		s->rx = malloc(LEAP_WIRE_MAX_MSG);
 		if (!s->rx)
 			goto nomem;
@@ -1083,13 +1663,31 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 			s->ridx = calloc(cfg->dev_pages, sizeof(*s->ridx));
 			if (!s->ridx)
 				goto nomem;
+			continue;
 		}
+		/* A stream transport: pipelined connections. */
+		s->pipes = calloc(mc->cfg.conns, sizeof(*s->pipes));
+		if (!s->pipes)
+			goto nomem;
+		for (; s->npipes < mc->cfg.conns; s->npipes++)
+			if (mc_pipe_init(&s->pipes[s->npipes], mc->cfg.window,
+					 mc->cfg.io_timeout_ms, &s->next_id))
+				goto nomem;
 	}
-	for (unsigned i = 0; i < cfg->nservers; i++)
-		if (srv_connect(&mc->srv[i], err, errlen)) {
+	for (unsigned i = 0; i < cfg->nservers; i++) {
+		struct mc_server *s = &mc->srv[i];
+		bool fresh;
+		int rc = 0;
+
+		if (!s->pipes)
+			rc = srv_connect(s, err, errlen);
+		for (unsigned j = 0; j < s->npipes && !rc; j++)
+			rc = pipe_ready(s, &s->pipes[j], &fresh, err, errlen);
+		if (rc) {
 			leap_mc_close(mc);
 			return NULL;
 		}
+	}
 	if (mc->cfg.replicas == 2) {
 		mc->rs_buf = malloc((size_t)LEAP_WIRE_MAX_BATCH * LEAP_WIRE_PAGE_SIZE);
 		if (!mc->rs_buf)
@@ -1126,6 +1724,9 @@ void leap_mc_close(struct leap_mc *mc)
 			srv_disconnect(&mc->srv[i]);
 			pthread_mutex_destroy(&mc->srv[i].lock);
 		}
+		for (unsigned j = 0; j < mc->srv[i].npipes; j++)
+			mc_pipe_fini(&mc->srv[i].pipes[j]);
+		free(mc->srv[i].pipes);
 		free(mc->srv[i].rx);
 		free(mc->srv[i].ridx);
 	}

@@ -19,8 +19,11 @@
  * restarted empty) back to the other once that answers, under a per-stripe
  * lock that writes take too, so a copy never overwrites a newer write.
  *
- * Thread-safe: one request at a time per server connection, different
- * servers in parallel.
+ * Thread-safe.  Over TCP each server gets `conns` connections, each with
+ * up to `window` requests in flight, matched to their replies by request
+ * id (user/memclient/pipe.h); a call's chunks all go out before it waits
+ * for any, and a write goes to both replicas at once.  One-sided
+ * transports (RDMA) carry one request at a time per server.
  */
 #ifndef LEAP_MEMCLIENT_H
 #define LEAP_MEMCLIENT_H
@@ -32,6 +35,7 @@
 #include "transport.h"
 
 #define LEAP_MC_MAX_SERVERS 16
+#define LEAP_MC_MAX_CONNS   16
 
 struct leap_mc_config {
 	const char *servers[LEAP_MC_MAX_SERVERS];
@@ -59,6 +63,10 @@ struct leap_mc_config {
 	 * most; NULL or "off": through the staging copy (rdma_mr.h). */
 	const char *reg_cache;
 	uint64_t reg_cache_bytes;
+	/* Stream transports (TCP): connections per server (0: 2, at most
+	 * LEAP_MC_MAX_CONNS), each with up to window requests in flight (0:
+	 * 32; prefetches take at most half). */
+	unsigned conns, window;
 };
 
 /* Is name a --reg-cache value (mrrc, lru, off)? */
@@ -81,6 +89,8 @@ struct leap_mc_counters {
 	uint64_t pages_discarded;  /* pages forgotten by leap_mc_discard */
 	uint64_t fh_moves;	   /* FH_MOVE requests (servers with a pin budget) */
 	uint64_t fh_pins;	   /* regions those moves pinned */
+	uint64_t peak_inflight;	   /* most requests in flight on one connection */
+	uint64_t free_failures;	   /* FREEs a server did not acknowledge */
 };
 
 struct leap_mc;
@@ -93,15 +103,34 @@ void leap_mc_close(struct leap_mc *mc);
  * of a page whose write is still in flight (another thread) gets -EBUSY. */
 int leap_mc_write(struct leap_mc *mc, uint64_t off, const void *buf, size_t len);
 int leap_mc_read(struct leap_mc *mc, uint64_t off, void *buf, size_t len);
+/* A read in the prefetch class: it never takes the window slots kept for
+ * demand reads (leap_mc_read), so demand reads overtake it. */
+int leap_mc_prefetch(struct leap_mc *mc, uint64_t off, void *buf, size_t len);
+/*
+ * n (<= LEAP_WIRE_MAX_BATCH) scattered pages pg[i] (page numbers) into
+ * out[i], in the prefetch class, one READ per server for all of them.  Bit
+ * i of *ok says page i was read; a page being written, or that no replica
+ * served, is left out (a prefetch never guesses).  0 or -EINVAL.
+ */
+int leap_mc_prefetch_pages(struct leap_mc *mc, const uint64_t *pg, uint32_t n,
+			   uint8_t *const *out, uint64_t *ok);
 /*
  * Discard (TRIM) of page-aligned [off, off + len): the client forgets the
- * pages, which then read as zeros without asking a server, and stops
- * re-replicating them.  No message goes to the servers (the protocol has no
- * free): they keep the old contents in the page's slot until the next write
- * of that page overwrites it, so a device never holds more than its size
- * there either way.  0 or -EINVAL.
+ * pages, which then read as zeros without asking a server, stops
+ * re-replicating them, and tells every replica to FREE them (the servers'
+ * memory comes back), waiting for the answers.  A server that does not
+ * answer keeps the old contents until the next write of the page (counted
+ * in free_failures).  0 or -EINVAL.
  */
 int leap_mc_discard(struct leap_mc *mc, uint64_t off, size_t len);
+
+/*
+ * Whether every server can hold what the placement puts on it (its HELLO
+ * capacity, all of it for this device): 0, or -ENOSPC with which server
+ * and how much in err.  leap-swapd refuses to start otherwise: a full
+ * server fails swap-outs mid-run.
+ */
+int leap_mc_check_capacity(struct leap_mc *mc, char *err, size_t errlen);
 
 /* STATS of server idx into value[LEAP_WIRE_MAX_STATS]; the count, or -errno. */
 int leap_mc_server_stats(struct leap_mc *mc, unsigned idx, uint64_t *value);

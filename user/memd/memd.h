@@ -12,8 +12,10 @@
 
 /*
  * Pages by (device id, byte offset), sparse: a fixed arena of capacity pages
- * allocated and locked at start, and an open-addressing index over it.
- * Pages are never freed (swap reuses its slots; the arena is the budget).
+ * allocated and locked at start, and an open-addressing index over it.  A
+ * FREE (the client's discard) gives a page back: its arena page goes on a
+ * free list (linked through the freed pages themselves), its index entry
+ * is deleted by backward shift, so lookups never need tombstones.
  */
 struct memd_slot {
 	uint64_t off;
@@ -24,6 +26,8 @@ struct memd_slot {
 struct memd_store {
 	uint8_t *arena;
 	uint64_t capacity, used;
+	uint64_t hwm;	/* arena pages ever handed out */
+	uint32_t free1; /* freed arena pages: index + 1 of the first, 0 none */
 	struct memd_slot *tab;
 	uint64_t mask;
 };
@@ -35,6 +39,8 @@ void memd_store_fini(struct memd_store *s);
 uint8_t *memd_store_find(const struct memd_store *s, uint32_t dev, uint64_t off);
 /* The page, allocated (zeroed) if new; NULL when the arena is full. */
 uint8_t *memd_store_get(struct memd_store *s, uint32_t dev, uint64_t off);
+/* Forgets the page (its memory is reused); 1 if it was there, else 0. */
+int memd_store_free(struct memd_store *s, uint32_t dev, uint64_t off);
 
 struct memd_config {
 	const char *listen;

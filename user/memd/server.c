@@ -5,7 +5,10 @@
  * so an oversize length is refused before anything is buffered), handles
  * it, and sends the reply before it reads the next: a client that does not
  * read its replies only stalls itself.  Buffers are allocated once per
- * connection at accept, never per message.
+ * connection at accept, never per message -- except under --delay-us, where
+ * each reply is copied into a held buffer that leaves when due, so a client
+ * may keep many requests in flight on one connection and each one sees the
+ * emulated round trip once (latency), not one after another (occupancy).
  *
  * A connection must HELLO then AUTH (mutual HMAC challenge-response over
  * both sides' nonces, include/leap/wire.h) within auth_timeout_ms; anything else before
@@ -44,11 +47,28 @@ struct conn {
 	bool close_after_tx;
 	uint32_t fh_id; /* Firehose client id, MEMD_FH_NONE before its first FH_MOVE */
 	struct conn *next;
-	/* --delay-us: the reply waits in the server's FIFO until due_ns. */
-	bool delayed;
-	uint64_t due_ns;
-	struct conn *dnext;
+	bool dead; /* closed; freed once the current epoll batch is done */
+	/* --delay-us: replies held (in the server's FIFO or, once due, in oq
+	 * waiting for the socket), their bytes, and whether the last held one
+	 * closes the connection (nothing more is read then). */
+	struct held *oq_head, *oq_tail;
+	size_t held_bytes;
+	bool closing, out_blocked;
 };
+
+/* A reply held for --delay-us. */
+struct held {
+	struct held *next; /* server FIFO, then the connection's oq */
+	struct conn *cn;
+	uint64_t due_ns;
+	size_t len, off;
+	bool close_after;
+	uint8_t buf[];
+};
+
+/* Held bytes per connection before it is read no further: bounds the memory
+ * a client can pin with requests whose replies it does not read. */
+#define HELD_MAX (16u << 20)
 
 struct server {
 	const struct memd_config *cfg;
@@ -58,9 +78,9 @@ struct server {
 	/* --delay-us: replies held back, oldest first (one delay for all, so
 	 * the FIFO is in due order), and the timer that releases them. */
 	int tfd;
-	struct conn *dhead, *dtail;
+	struct held *dhead, *dtail;
 	uint64_t instance;
-	struct conn *conns;
+	struct conn *conns, *zombies;
 	unsigned nconns;
 	uint64_t stat[LEAP_WSTAT_NR];
 	bool stop;
@@ -79,21 +99,43 @@ struct server {
 			LOG(__VA_ARGS__);                                                \
 	} while (0)
 
+static void held_free_list(struct held *h)
+{
+	while (h) {
+		struct held *n = h->next;
+
+		free(h);
+		h = n;
+	}
+}
+
+/*
+ * Closes cn.  The memory stays until the end of the epoll batch (reap):
+ * later events of the same batch may still name it, and see cn->dead.
+ */
 static void conn_free(struct server *s, struct conn *cn)
 {
 	struct conn **pp;
+	struct held **hp, *prev = NULL;
 
-	if (cn->delayed) {
-		struct conn *prev = NULL;
+	if (cn->dead)
+		return;
+	cn->dead = true;
+	/* Its replies still waiting for their due time go with it. */
+	for (hp = &s->dhead; *hp;) {
+		struct held *h = *hp;
 
-		for (pp = &s->dhead; *pp; prev = *pp, pp = &(*pp)->dnext)
-			if (*pp == cn) {
-				*pp = cn->dnext;
-				if (s->dtail == cn)
-					s->dtail = prev;
-				break;
-			}
+		if (h->cn == cn) {
+			*hp = h->next;
+			free(h);
+		} else {
+			prev = h;
+			hp = &h->next;
+		}
 	}
+	s->dtail = prev;
+	held_free_list(cn->oq_head);
+	cn->oq_head = cn->oq_tail = NULL;
 
 	for (pp = &s->conns; *pp; pp = &(*pp)->next)
 		if (*pp == cn) {
@@ -108,9 +150,22 @@ static void conn_free(struct server *s, struct conn *cn)
 		memd_fh_drop(&s->fh, &cn->fh_id);
 	free(cn->rx);
 	free(cn->tx);
-	free(cn);
+	cn->rx = cn->tx = NULL;
+	cn->next = s->zombies;
+	s->zombies = cn;
 	s->nconns--;
 	s->stat[LEAP_WSTAT_CLIENTS] = s->nconns;
+}
+
+/* Frees the connections closed during the last epoll batch. */
+static void reap(struct server *s)
+{
+	while (s->zombies) {
+		struct conn *cn = s->zombies;
+
+		s->zombies = cn->next;
+		free(cn);
+	}
 }
 
 static void want(struct server *s, struct conn *cn, uint32_t events)
@@ -237,10 +292,30 @@ static void handle_write(struct server *s, struct conn *cn, const struct leap_wi
 }
 
 /*
+ * FREE: the client discarded these pages; their memory goes back to the
+ * store.  Over RDMA the client forgets where they were (MAP answers about
+ * them are void from now on): a freed page's memory may hold another page
+ * after the next allocation.
+ */
+static void handle_free(struct server *s, struct conn *cn, const struct leap_wire_msg *m)
+{
+	uint32_t freed = 0;
+
+	for (uint32_t i = 0; i < m->u.io.count; i++)
+		freed += (uint32_t)memd_store_free(s->store, m->u.io.dev,
+						   m->u.io.offset[i]);
+	cn->tx_len = (size_t)leap_wire_enc_free_rep(
+		cn->tx, LEAP_WIRE_MAX_MSG, m->hdr.req_id, m->u.io.dev, m->u.io.count);
+	s->stat[LEAP_WSTAT_PAGES_FREED] += freed;
+	s->stat[LEAP_WSTAT_USED_PAGES] = s->store->used;
+}
+
+/*
  * MAP: where the pages are in the exported store, allocating absent ones
  * for a write (all or nothing, as handle_write).  The pages then move by
- * RDMA without this thread.  memd never moves or frees a page, so an answer
- * stays true for the life of this process (its instance id).
+ * RDMA without this thread.  memd never moves a page and frees one only on
+ * its owner's FREE, so an answer stays true for the life of this process
+ * (its instance id) until that client itself discards the page.
  */
 static void handle_map(struct server *s, struct conn *cn, const struct leap_wire_msg *m)
 {
@@ -293,6 +368,7 @@ static void handle(struct server *s, struct conn *cn)
 		[LEAP_WOP_READ] = ST_READY,  [LEAP_WOP_WRITE] = ST_READY,
 		[LEAP_WOP_STATS] = ST_READY, [LEAP_WOP_ERROR] = ST_READY,
 		[LEAP_WOP_MAP] = ST_READY,   [LEAP_WOP_FH_MOVE] = ST_READY,
+		[LEAP_WOP_FREE] = ST_READY,
 	};
 	_Static_assert(sizeof(need) / sizeof(need[0]) == LEAP_WOP_MAX + 1,
 		       "a state for every opcode");
@@ -326,6 +402,9 @@ static void handle(struct server *s, struct conn *cn)
 		break;
 	case LEAP_WOP_WRITE:
 		handle_write(s, cn, &m);
+		break;
+	case LEAP_WOP_FREE:
+		handle_free(s, cn, &m);
 		break;
 	case LEAP_WOP_MAP:
 		handle_map(s, cn, &m);
@@ -377,25 +456,92 @@ static void delay_arm(struct server *s)
 	timerfd_settime(s->tfd, TFD_TIMER_ABSTIME, &its, NULL);
 }
 
-/* Holds cn's reply for --delay-us; it reads nothing more meanwhile. */
-static void delay_reply(struct server *s, struct conn *cn)
+/* What cn waits for: more requests unless it is closing or holds too much,
+ * and writability while a reply is stuck in the socket. */
+static void update_events(struct server *s, struct conn *cn)
 {
-	cn->delayed = true;
-	cn->due_ns = mono_ns() + (uint64_t)s->cfg->delay_us * 1000;
-	cn->dnext = NULL;
-	if (s->dtail)
-		s->dtail->dnext = cn;
-	else
-		s->dhead = cn;
-	s->dtail = cn;
-	want(s, cn, 0);
-	if (s->dhead == cn)
-		delay_arm(s);
+	uint32_t ev = 0;
+
+	if (!cn->closing && cn->held_bytes < HELD_MAX && !cn->tx_len)
+		ev |= EPOLLIN;
+	if (cn->out_blocked)
+		ev |= EPOLLOUT;
+	want(s, cn, ev);
 }
 
-static bool flush(struct server *s, struct conn *cn);
+/*
+ * Holds cn's reply (cn->tx) for --delay-us in a buffer of its own, so the
+ * connection reads on meanwhile.  Every reply of a connection goes this way
+ * once it is held at all, so replies leave in the order they were made.
+ */
+static bool delay_reply(struct server *s, struct conn *cn)
+{
+	struct held *h = malloc(sizeof(*h) + cn->tx_len);
 
-/* The timer fired: send every reply that is due. */
+	if (!h) {
+		LOG("%s: out of memory holding a reply; closing", cn->c.peer);
+		conn_free(s, cn);
+		return false;
+	}
+	h->next = NULL;
+	h->cn = cn;
+	h->due_ns = mono_ns() + (uint64_t)s->cfg->delay_us * 1000;
+	h->len = cn->tx_len;
+	h->off = 0;
+	h->close_after = cn->close_after_tx;
+	memcpy(h->buf, cn->tx, cn->tx_len);
+	cn->tx_len = cn->tx_off = 0;
+	cn->held_bytes += h->len;
+	if (h->close_after)
+		cn->closing = true;
+	if (s->dtail)
+		s->dtail->next = h;
+	else
+		s->dhead = h;
+	s->dtail = h;
+	if (s->dhead == h)
+		delay_arm(s);
+	return true;
+}
+
+/* Sends cn's due replies in order; false if the connection is gone. */
+static bool send_held(struct server *s, struct conn *cn)
+{
+	while (cn->oq_head) {
+		struct held *h = cn->oq_head;
+		struct iovec iov = {h->buf + h->off, h->len - h->off};
+		ssize_t n = cn->c.t->send(&cn->c, &iov, 1);
+
+		if (n == -EAGAIN) {
+			cn->out_blocked = true;
+			update_events(s, cn);
+			return true;
+		}
+		if (n <= 0) {
+			conn_free(s, cn);
+			return false;
+		}
+		h->off += (size_t)n;
+		if (h->off < h->len)
+			continue;
+		cn->oq_head = h->next;
+		if (!cn->oq_head)
+			cn->oq_tail = NULL;
+		cn->held_bytes -= h->len;
+		if (h->close_after) {
+			free(h);
+			conn_free(s, cn);
+			return false;
+		}
+		free(h);
+	}
+	cn->out_blocked = false;
+	update_events(s, cn);
+	return true;
+}
+
+/* The timer fired: every reply that is due moves to its connection's
+ * output queue and goes out. */
 static void delay_release(struct server *s)
 {
 	uint64_t ticks, now = mono_ns();
@@ -403,13 +549,20 @@ static void delay_release(struct server *s)
 	if (read(s->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 		LOG("timerfd: %s", strerror(errno));
 	while (s->dhead && s->dhead->due_ns <= now) {
-		struct conn *cn = s->dhead;
+		struct held *h = s->dhead;
+		struct conn *cn = h->cn;
 
-		s->dhead = cn->dnext;
+		s->dhead = h->next;
 		if (!s->dhead)
 			s->dtail = NULL;
-		cn->delayed = false;
-		flush(s, cn);
+		h->next = NULL;
+		if (cn->oq_tail)
+			cn->oq_tail->next = h;
+		else
+			cn->oq_head = h;
+		cn->oq_tail = h;
+		if (!cn->out_blocked)
+			send_held(s, cn);
 	}
 	delay_arm(s);
 }
@@ -440,6 +593,27 @@ static bool flush(struct server *s, struct conn *cn)
 	return true;
 }
 
+/*
+ * The reply in cn->tx goes out now, or is held (--delay-us, authenticated
+ * connections).  True if the connection may read its next request now.
+ */
+static bool emit(struct server *s, struct conn *cn)
+{
+	if (s->cfg->delay_us && cn->state == ST_READY) {
+		if (!cn->tx_len)
+			return true;
+		if (!delay_reply(s, cn))
+			return false;
+		if (cn->closing || cn->held_bytes >= HELD_MAX) {
+			update_events(s, cn);
+			return false;
+		}
+		return true;
+	}
+	/* closed, or waiting for EPOLLOUT before reading on */
+	return flush(s, cn) && !cn->tx_len;
+}
+
 static void on_readable(struct server *s, struct conn *cn)
 {
 	/* Bounded so one busy client cannot starve the others. */
@@ -463,7 +637,7 @@ static void on_readable(struct server *s, struct conn *cn)
 			if (rc) {
 				cn->tx_off = cn->tx_len = 0;
 				reply_error(s, cn, h.req_id, -rc, "bad header");
-				flush(s, cn);
+				emit(s, cn);
 				return;
 			}
 			/* Before authentication only HELLO and AUTH, both small, are
@@ -472,7 +646,7 @@ static void on_readable(struct server *s, struct conn *cn)
 				cn->tx_off = cn->tx_len = 0;
 				reply_error(s, cn, h.req_id, LEAP_WERR_AUTH,
 					    "HELLO and AUTH come first");
-				flush(s, cn);
+				emit(s, cn);
 				return;
 			}
 			cn->rx_need += h.length;
@@ -482,13 +656,8 @@ static void on_readable(struct server *s, struct conn *cn)
 		handle(s, cn);
 		cn->rx_have = 0;
 		cn->rx_need = LEAP_WIRE_HDR_SIZE;
-		if (s->cfg->delay_us && cn->state == ST_READY && cn->tx_len &&
-		    !cn->close_after_tx) {
-			delay_reply(s, cn);
+		if (!emit(s, cn))
 			return;
-		}
-		if (!flush(s, cn) || cn->tx_len)
-			return; /* closed, or waiting for EPOLLOUT before reading on */
 	}
 }
 
@@ -696,21 +865,31 @@ int memd_serve(const struct memd_config *cfg, struct memd_store *store)
 				break;
 			} else {
 				struct conn *cn = p;
+				uint32_t e = evs[i].events;
 
-				/* Its reply is held: nothing to read until it leaves,
-				 * except that the peer may have gone. */
-				if (cn->delayed) {
-					if (evs[i].events & (EPOLLHUP | EPOLLERR))
+				if (cn->dead)
+					continue;
+				if (e & EPOLLOUT) {
+					if (cn->out_blocked)
+						send_held(&s, cn);
+					else if (cn->tx_len)
+						flush(&s, cn);
+					else
+						update_events(&s, cn);
+					continue;
+				}
+				/* Not reading (closing or too much held): only a
+				 * peer that went away matters. */
+				if (cn->closing || cn->held_bytes >= HELD_MAX) {
+					if (e & (EPOLLHUP | EPOLLERR))
 						conn_free(&s, cn);
 					continue;
 				}
-				if (evs[i].events & EPOLLOUT)
-					flush(&s, cn);
-				else
-					on_readable(&s, cn);
+				on_readable(&s, cn);
 			}
 		}
 		reap_unauthenticated(&s);
+		reap(&s);
 	}
 	LOG("stopping: %llu pages used, %llu read, %llu written",
 	    (unsigned long long)store->used,
@@ -728,6 +907,7 @@ int memd_serve(const struct memd_config *cfg, struct memd_store *store)
 out:
 	while (s.conns)
 		conn_free(&s, s.conns);
+	reap(&s);
 	if (s.firehose)
 		memd_fh_fini(&s.fh);
 	s.listener.t->close(&s.listener);

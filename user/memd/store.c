@@ -106,11 +106,54 @@ uint8_t *memd_store_get(struct memd_store *s, uint32_t dev, uint64_t off)
 	struct memd_slot *e = probe(s, dev, off);
 
 	if (!e->idx1) {
+		uint32_t idx1;
+
 		if (s->used >= s->capacity)
 			return NULL;
+		if (s->free1) {
+			uint8_t *pg =
+				s->arena + (uint64_t)(s->free1 - 1) * LEAP_WIRE_PAGE_SIZE;
+
+			idx1 = s->free1;
+			memcpy(&s->free1, pg, sizeof(s->free1));
+			memset(pg, 0, LEAP_WIRE_PAGE_SIZE);
+		} else {
+			idx1 = (uint32_t)(++s->hwm);
+		}
+		s->used++;
 		e->dev = dev;
 		e->off = off;
-		e->idx1 = (uint32_t)(++s->used);
+		e->idx1 = idx1;
 	}
 	return s->arena + (uint64_t)(e->idx1 - 1) * LEAP_WIRE_PAGE_SIZE;
+}
+
+int memd_store_free(struct memd_store *s, uint32_t dev, uint64_t off)
+{
+	struct memd_slot *e = probe(s, dev, off);
+	uint64_t i, j;
+
+	if (!e->idx1)
+		return 0;
+	/* The page joins the free list, its first bytes the link. */
+	memcpy(s->arena + (uint64_t)(e->idx1 - 1) * LEAP_WIRE_PAGE_SIZE, &s->free1,
+	       sizeof(s->free1));
+	s->free1 = e->idx1;
+	s->used--;
+	/*
+	 * Backward-shift deletion (Knuth 6.4, algorithm R): every later entry
+	 * of the probe run whose home slot does not lie cyclically in (i, j]
+	 * moves into the hole, so every key stays reachable from its home.
+	 */
+	i = (uint64_t)(e - s->tab);
+	for (j = (i + 1) & s->mask; s->tab[j].idx1; j = (j + 1) & s->mask) {
+		uint64_t k = mix(s->tab[j].dev, s->tab[j].off) & s->mask;
+
+		if (i <= j ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		s->tab[i] = s->tab[j];
+		i = j;
+	}
+	s->tab[i] = (struct memd_slot){0};
+	return 1;
 }

@@ -45,6 +45,7 @@ int pcache_init(struct pcache *c, uint32_t cap)
 		c->e[i].next = i + 2 <= cap ? i + 2 : 0;
 	c->free_head = 1;
 	pthread_mutex_init(&c->lock, NULL);
+	pthread_cond_init(&c->fetched, NULL);
 	return 0;
 }
 
@@ -128,6 +129,15 @@ int pcache_take(struct pcache *c, uint64_t pg, void *buf)
 
 	pthread_mutex_lock(&c->lock);
 	i = find(c, pg);
+	/* Being fetched is not a miss: wait for that fetch rather than ask the
+	 * servers a second time (it ends in pcache_end, ok or not). */
+	if (i && E(c, i)->state == PC_FETCHING) {
+		c->st.waited++;
+		do {
+			pthread_cond_wait(&c->fetched, &c->lock);
+			i = find(c, pg);
+		} while (i && E(c, i)->state == PC_FETCHING);
+	}
 	if (i && E(c, i)->state == PC_READY) {
 		memcpy(buf, c->pages + (size_t)(i - 1) * PAGE, PAGE);
 		hit = 1;
@@ -214,6 +224,7 @@ void pcache_end(struct pcache *c, uint64_t pg, bool ok)
 			c->st.prefetched++;
 		}
 	}
+	pthread_cond_broadcast(&c->fetched);
 	pthread_mutex_unlock(&c->lock);
 }
 

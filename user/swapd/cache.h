@@ -23,6 +23,7 @@ struct pcache_stats {
 	uint64_t evicted_unused; /* pushed out before use */
 	uint64_t invalidated;	 /* dropped by a write */
 	uint64_t kept;		 /* hits on pages kept (hit repeatedly) */
+	uint64_t waited;	 /* reads that waited for a fetch in flight */
 };
 
 struct pcache_entry {
@@ -36,6 +37,7 @@ struct pcache_entry {
 
 struct pcache {
 	pthread_mutex_t lock;
+	pthread_cond_t fetched; /* a fetch ended (pcache_end) */
 	uint32_t cap, nbuckets;
 	struct pcache_entry *e;
 	uint32_t *bucket; /* index + 1 */
@@ -48,7 +50,8 @@ struct pcache {
 
 int pcache_init(struct pcache *c, uint32_t cap);
 void pcache_fini(struct pcache *c);
-/* 1 and the page copied to buf on a hit, 0 on a miss. */
+/* 1 and the page copied to buf on a hit, 0 on a miss.  A page being
+ * fetched is waited for (until pcache_end), then taken or missed. */
 int pcache_take(struct pcache *c, uint64_t pg, void *buf);
 /* A write to pg is about to happen or has happened. */
 void pcache_invalidate(struct pcache *c, uint64_t pg);

@@ -36,6 +36,9 @@
 #define CTL_BATCH_MAX 4096
 #define CTL_CLIENTS   8
 #define QUEUE_CAP     8192
+/* Prefetch windows in flight at once, each one READ per server: more than
+ * one so a window never waits for the one before it. */
+#define FETCH_THREADS 4
 
 struct ctl_client {
 	int fd;
@@ -47,8 +50,9 @@ struct swapd_ctl {
 	struct swapd *sd;
 	char path[108];
 	int lfd, wake[2];
-	pthread_t ctl_thread, fetch_thread;
-	bool have_ctl, have_fetch;
+	pthread_t ctl_thread, fetch_thread[FETCH_THREADS];
+	bool have_ctl;
+	unsigned nfetch;
 	struct ctl_client cl[CTL_CLIENTS];
 	uint64_t *batch; /* parsed slots of one command */
 	pthread_mutex_t qlock;
@@ -57,7 +61,6 @@ struct swapd_ctl {
 	uint32_t qhead, qlen;
 	uint64_t queued, dropped, commands, bad_commands;
 	bool stop;
-	uint8_t *bounce; /* LEAP_WIRE_MAX_BATCH pages */
 };
 
 static int cmp_u64(const void *a, const void *b)
@@ -69,40 +72,32 @@ static int cmp_u64(const void *a, const void *b)
 
 /* ---- the prefetch thread ------------------------------------------------ */
 
-/* Fetches sorted, distinct pages pg[0..n) into the cache, by runs. */
+/*
+ * Fetches distinct pages pg[0..n) (n <= LEAP_WIRE_MAX_BATCH) straight into
+ * their cache entries: one prefetch-class READ per server for the whole
+ * window (leap_mc_prefetch_pages), not one round trip per run.
+ */
 static void fetch_batch(struct swapd_ctl *ctl, uint64_t *pg, uint32_t n)
 {
 	struct swapd *sd = ctl->sd;
 	uint8_t *dst[LEAP_WIRE_MAX_BATCH];
+	uint64_t want[LEAP_WIRE_MAX_BATCH], ok = 0;
+	uint32_t m = 0;
 
-	for (uint32_t i = 0; i < n;) {
-		uint32_t run = 1;
-		bool any = false;
-		int rc;
+	for (uint32_t i = 0; i < n; i++) {
+		uint8_t *d = pcache_begin(&sd->cache, pg[i]);
 
-		while (i + run < n && run < LEAP_WIRE_MAX_BATCH &&
-		       pg[i + run] == pg[i] + run)
-			run++;
-		for (uint32_t j = 0; j < run; j++) {
-			dst[j] = pcache_begin(&sd->cache, pg[i + j]);
-			any |= dst[j] != NULL;
+		if (d) {
+			want[m] = pg[i];
+			dst[m++] = d;
 		}
-		if (any) {
-			rc = leap_mc_read(sd->mc, pg[i] * LEAP_WIRE_PAGE_SIZE,
-					  ctl->bounce, (size_t)run * LEAP_WIRE_PAGE_SIZE);
-			for (uint32_t j = 0; j < run; j++) {
-				if (!dst[j])
-					continue;
-				if (!rc)
-					memcpy(dst[j],
-					       ctl->bounce +
-						       (size_t)j * LEAP_WIRE_PAGE_SIZE,
-					       LEAP_WIRE_PAGE_SIZE);
-				pcache_end(&sd->cache, pg[i + j], rc == 0);
-			}
-		}
-		i += run;
 	}
+	if (!m)
+		return;
+	if (leap_mc_prefetch_pages(sd->mc, want, m, dst, &ok))
+		ok = 0;
+	for (uint32_t j = 0; j < m; j++)
+		pcache_end(&sd->cache, want[j], ok >> j & 1);
 }
 
 static void *fetch_main(void *arg)
@@ -285,10 +280,11 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 "OK reads=%llu writes=%llu pages_in=%llu pages_out=%llu errors=%llu "
 		 "cache_pages=%u cached=%llu prefetched=%llu hits=%llu misses=%llu "
 		 "evicted_hit=%llu evicted_unused=%llu invalidated=%llu kept=%llu "
-		 "queued=%llu dropped=%llu queue=%llu commands=%llu bad_commands=%llu "
+		 "waited=%llu queued=%llu dropped=%llu queue=%llu commands=%llu "
+		 "bad_commands=%llu "
 		 "resilvered=%llu under_replicated=%llu discards=%llu "
 		 "pages_discarded=%llu mr_regs=%llu mr_deregs=%llu "
-		 "mr_bytes=%llu fh_moves=%llu fh_pins=%llu\n",
+		 "mr_bytes=%llu fh_moves=%llu fh_pins=%llu peak_inflight=%llu\n",
 		 (unsigned long long)s.reads, (unsigned long long)s.writes,
 		 (unsigned long long)s.pages_in, (unsigned long long)s.pages_out,
 		 (unsigned long long)s.errors, sd->cache.cap,
@@ -296,13 +292,14 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 (unsigned long long)c.hits, (unsigned long long)c.misses,
 		 (unsigned long long)c.evicted_hit, (unsigned long long)c.evicted_unused,
 		 (unsigned long long)c.invalidated, (unsigned long long)c.kept,
-		 (unsigned long long)queued, (unsigned long long)dropped,
-		 (unsigned long long)qlen, (unsigned long long)ctl->commands,
-		 (unsigned long long)ctl->bad_commands, (unsigned long long)m.resilvered,
-		 (unsigned long long)m.under_replicated, (unsigned long long)s.discards,
-		 (unsigned long long)s.pages_discarded, (unsigned long long)mr.regs,
-		 (unsigned long long)mr.deregs, (unsigned long long)mr.bytes,
-		 (unsigned long long)m.fh_moves, (unsigned long long)m.fh_pins);
+		 (unsigned long long)c.waited, (unsigned long long)queued,
+		 (unsigned long long)dropped, (unsigned long long)qlen,
+		 (unsigned long long)ctl->commands, (unsigned long long)ctl->bad_commands,
+		 (unsigned long long)m.resilvered, (unsigned long long)m.under_replicated,
+		 (unsigned long long)s.discards, (unsigned long long)s.pages_discarded,
+		 (unsigned long long)mr.regs, (unsigned long long)mr.deregs,
+		 (unsigned long long)mr.bytes, (unsigned long long)m.fh_moves,
+		 (unsigned long long)m.fh_pins, (unsigned long long)m.peak_inflight);
 	/* The registration cache's line (zero-copy), if there is one. */
 	n = strlen(out);
 	if (n && out[n - 1] == '\n') {
@@ -428,6 +425,7 @@ int swapd_ctl_start(struct swapd *sd, const char *path, char *err, size_t errlen
 	struct swapd_ctl *ctl = calloc(1, sizeof(*ctl));
 	struct sockaddr_un sa = {.sun_family = AF_UNIX};
 	sigset_t stop_sigs, old_sigs;
+	pthread_attr_t attr;
 	struct stat st;
 	mode_t old;
 
@@ -443,8 +441,7 @@ int swapd_ctl_start(struct swapd *sd, const char *path, char *err, size_t errlen
 			goto nomem;
 	}
 	ctl->batch = malloc(CTL_BATCH_MAX * sizeof(*ctl->batch));
-	ctl->bounce = malloc((size_t)LEAP_WIRE_MAX_BATCH * LEAP_WIRE_PAGE_SIZE);
-	if (!ctl->batch || !ctl->bounce)
+	if (!ctl->batch)
 		goto nomem;
 	if (strlen(path) >= sizeof(sa.sun_path)) {
 		snprintf(err, errlen, "control socket path too long: %s", path);
@@ -482,9 +479,15 @@ int swapd_ctl_start(struct swapd *sd, const char *path, char *err, size_t errlen
 	sigaddset(&stop_sigs, SIGINT);
 	sigaddset(&stop_sigs, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &stop_sigs, &old_sigs);
-	ctl->have_fetch = !pthread_create(&ctl->fetch_thread, NULL, fetch_main, ctl);
-	ctl->have_ctl =
-		ctl->have_fetch && !pthread_create(&ctl->ctl_thread, NULL, ctl_main, ctl);
+	/* mlockall locks whole stacks: 256 KiB, not glibc's 8 MiB, each. */
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 256 << 10);
+	while (ctl->nfetch < FETCH_THREADS &&
+	       !pthread_create(&ctl->fetch_thread[ctl->nfetch], &attr, fetch_main, ctl))
+		ctl->nfetch++;
+	pthread_attr_destroy(&attr);
+	ctl->have_ctl = ctl->nfetch == FETCH_THREADS &&
+			!pthread_create(&ctl->ctl_thread, NULL, ctl_main, ctl);
 	pthread_sigmask(SIG_SETMASK, &old_sigs, NULL);
 	if (!ctl->have_ctl) {
 		snprintf(err, errlen, "cannot start the control threads");
@@ -513,12 +516,13 @@ void swapd_ctl_stop(struct swapd *sd)
 			pthread_cancel(ctl->ctl_thread);
 		pthread_join(ctl->ctl_thread, NULL);
 	}
-	if (ctl->have_fetch) {
+	if (ctl->nfetch) {
 		pthread_mutex_lock(&ctl->qlock);
 		ctl->stop = true;
-		pthread_cond_signal(&ctl->qcond);
+		pthread_cond_broadcast(&ctl->qcond);
 		pthread_mutex_unlock(&ctl->qlock);
-		pthread_join(ctl->fetch_thread, NULL);
+		for (unsigned i = 0; i < ctl->nfetch; i++)
+			pthread_join(ctl->fetch_thread[i], NULL);
 	}
 	for (int i = 0; i < CTL_CLIENTS; i++) {
 		if (ctl->cl[i].fd >= 0)
@@ -534,7 +538,6 @@ void swapd_ctl_stop(struct swapd *sd)
 		close(ctl->wake[1]);
 	}
 	free(ctl->batch);
-	free(ctl->bounce);
 	free(ctl);
 	sd->ctl = NULL;
 }

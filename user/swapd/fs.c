@@ -29,6 +29,7 @@
 
 static struct swapd *the_sd;
 static struct fuse *the_fuse;
+static struct swapd_fuse_opts the_fo;
 
 static struct swapd *sd_of(void)
 {
@@ -37,7 +38,17 @@ static struct swapd *sd_of(void)
 
 static void *fs_init(struct fuse_conn_info *conn, struct fuse_config *cfg)
 {
-	(void)conn;
+	/*
+	 * A loop device with direct I/O submits its requests asynchronously
+	 * (drivers/block/loop.c lo_rw_aio), and FUSE keeps at most
+	 * max_background of them outstanding (fs/fuse/dev.c; libfuse's default
+	 * 12, congested from 9 on): everything beyond waits in the kernel, so
+	 * memclient's pipelining would never see it.
+	 */
+	if (the_fo.max_background) {
+		conn->max_background = the_fo.max_background;
+		conn->congestion_threshold = the_fo.max_background * 3 / 4;
+	}
 	cfg->direct_io = 1;
 	cfg->kernel_cache = 0;
 	cfg->use_ino = 0;
@@ -253,7 +264,8 @@ static void on_stop(int sig)
 		return;
 }
 
-int swapd_fuse_run(struct swapd *sd, const char *mountpoint, int max_threads)
+int swapd_fuse_run(struct swapd *sd, const char *mountpoint, int max_threads,
+		   const struct swapd_fuse_opts *fo)
 {
 	char *argv[] = {"leap-swapd", "-o", "fsname=leap-swapd,subtype=leap", NULL, NULL};
 	struct fuse_args args = FUSE_ARGS_INIT(3, argv);
@@ -266,6 +278,7 @@ int swapd_fuse_run(struct swapd *sd, const char *mountpoint, int max_threads)
 		args.argc = 4;
 	}
 	the_sd = sd;
+	the_fo = *fo;
 	the_fuse = fuse_new(&args, &ops, sizeof(ops), sd);
 	if (!the_fuse)
 		return 1;
@@ -282,6 +295,9 @@ int swapd_fuse_run(struct swapd *sd, const char *mountpoint, int max_threads)
 	/* Only the cap: libfuse 3.12+ keeps its threads, and setting
 	 * max_idle_threads is discouraged (libfuse PR #1034). */
 	fuse_loop_cfg_set_max_threads(lc, (unsigned)max_threads);
+	/* Each worker reads /dev/fuse through its own clone: no single reader
+	 * that every request passes. */
+	fuse_loop_cfg_set_clone_fd(lc, (unsigned)fo->clone_fd);
 	fprintf(stderr, "leap-swapd: serving %s/%s (%llu MiB)\n", mountpoint, SWAPD_FILE,
 		(unsigned long long)(sd->size >> 20));
 	rc = fuse_loop_mt(the_fuse, lc);

@@ -51,6 +51,10 @@ enum {
 	OPT_DEVICE,
 	OPT_NBD_SOCKET,
 	OPT_REG_TRACE,
+	OPT_CONNS,
+	OPT_WINDOW,
+	OPT_FUSE_BG,
+	OPT_FUSE_CLONE,
 	OPT_REG_CACHE,
 	OPT_REG_CACHE_SIZE,
 };
@@ -73,7 +77,19 @@ static const struct argp_option options[] = {
 	{"stripe", OPT_STRIPE, "PAGES", 0, "Stripe unit in pages (default 16)", 0},
 	{"retry-ms", OPT_RETRY, "MS", 0, "Retry a lost server this long (default 10000)",
 	 0},
-	{"threads", OPT_THREADS, "N", 0, "FUSE or NBD worker threads (default 8)", 0},
+	{"threads", OPT_THREADS, "N", 0, "FUSE or NBD worker threads (default 16)", 0},
+	{"conns", OPT_CONNS, "N", 0,
+	 "TCP: connections per server, each pipelined (default 2, at most 16)", 0},
+	{"window", OPT_WINDOW, "N", 0,
+	 "TCP: requests in flight per connection (default 32; prefetches at most "
+	 "half)",
+	 0},
+	{"fuse-max-background", OPT_FUSE_BG, "N", 0,
+	 "FUSE: asynchronous requests the kernel keeps outstanding (default 64; "
+	 "0: libfuse's 12); the congestion threshold is 3/4 of it",
+	 0},
+	{"fuse-clone-fd", OPT_FUSE_CLONE, "0|1", 0,
+	 "FUSE: one /dev/fuse descriptor per worker thread (default 1)", 0},
 	{"control", OPT_CONTROL, "PATH", 0,
 	 "Control socket (mode 0600) for PREFETCH/STATS; enables the prefetch cache", 0},
 	{"cache-pages", OPT_CACHE, "N", 0, "Prefetch cache size in pages (default 4096)",
@@ -104,6 +120,7 @@ struct args {
 	unsigned long cache_pages;
 	uint64_t size;
 	unsigned long threads;
+	struct swapd_fuse_opts fuse;
 	bool no_mlock, allow_memcg, verbose;
 };
 
@@ -180,6 +197,26 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			argp_error(st, "--threads is 1..64");
 		a->threads = (unsigned long)v;
 		break;
+	case OPT_CONNS:
+		if (leap_parse_uint(arg, 10, LEAP_MC_MAX_CONNS, &v) || v < 1)
+			argp_error(st, "--conns is 1..%d", LEAP_MC_MAX_CONNS);
+		a->mc.conns = (unsigned)v;
+		break;
+	case OPT_WINDOW:
+		if (leap_parse_uint(arg, 10, 256, &v) || v < 2)
+			argp_error(st, "--window is 2..256");
+		a->mc.window = (unsigned)v;
+		break;
+	case OPT_FUSE_BG:
+		if (leap_parse_uint(arg, 10, 65535, &v))
+			argp_error(st, "--fuse-max-background is 0..65535");
+		a->fuse.max_background = (unsigned)v;
+		break;
+	case OPT_FUSE_CLONE:
+		if (leap_parse_uint(arg, 10, 1, &v))
+			argp_error(st, "--fuse-clone-fd is 0 or 1");
+		a->fuse.clone_fd = (int)v;
+		break;
 	case OPT_CONTROL:
 		a->control = arg;
 		break;
@@ -238,7 +275,8 @@ int main(int argc, char **argv)
 {
 	static struct args a = {
 		.mc = {.replicas = 1, .dev = 1, .log_prefix = "leap-swapd"},
-		.threads = 8,
+		.threads = 16,
+		.fuse = {.max_background = 64, .clone_fd = 1},
 		.cache_pages = 4096,
 		.nbd_socket = -1,
 	};
@@ -251,6 +289,10 @@ int main(int argc, char **argv)
 
 	argp_err_exit_status = 2;
 	setvbuf(stderr, NULL, _IOLBF, 0);
+	/* libfuse sizes its worker stacks from FUSE_THREAD_STACK (fuse_loop_mt.c,
+	 * fuse_start_thread); mlockall would lock glibc's default 8 MiB for
+	 * each of them.  Before any thread exists (setenv is not thread-safe). */
+	setenv("FUSE_THREAD_STACK", "524288", 0);
 	if (argp_parse(&argp, argc, argv, 0, NULL, &a))
 		return 2;
 	if (swapd_in_limited_memcg(err, sizeof(err)) && !a.allow_memcg) {
@@ -287,6 +329,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "leap-swapd: %s\n", sd.mc ? "out of memory" : err);
 		return 1;
 	}
+	if (leap_mc_check_capacity(sd.mc, err, sizeof(err))) {
+		fprintf(stderr, "leap-swapd: refusing to start: %s\n", err);
+		leap_mc_close(sd.mc);
+		return 1;
+	}
 	if (a.control && (pcache_init(&sd.cache, (uint32_t)a.cache_pages) ||
 			  swapd_ctl_start(&sd, a.control, err, sizeof(err)))) {
 		fprintf(stderr, "leap-swapd: %s\n",
@@ -303,7 +350,7 @@ int main(int argc, char **argv)
 	if (a.nbd)
 		rc = swapd_nbd_run(&sd, a.device, a.nbd_socket, (int)a.threads);
 	else
-		rc = swapd_fuse_run(&sd, a.mount, (int)a.threads);
+		rc = swapd_fuse_run(&sd, a.mount, (int)a.threads, &a.fuse);
 	swapd_ctl_stop(&sd);
 	swapd_print_stats(&sd, stderr);
 	leap_mc_close(sd.mc);

@@ -45,9 +45,16 @@ int swapd_io_read(struct swapd *sd, void *buf, size_t len, uint64_t off);
 int swapd_io_write(struct swapd *sd, const void *buf, size_t len, uint64_t off);
 int swapd_io_discard(struct swapd *sd, uint64_t off, size_t len);
 
+/* How parallel the FUSE path is (docs/backend.md measures each knob). */
+struct swapd_fuse_opts {
+	unsigned max_background; /* 0: libfuse's default (12) */
+	int clone_fd;
+};
+
 /* Serves one file of sd->size bytes at mountpoint until a stop signal that
  * arrives while the file is not open; 0 on a clean stop. */
-int swapd_fuse_run(struct swapd *sd, const char *mountpoint, int max_threads);
+int swapd_fuse_run(struct swapd *sd, const char *mountpoint, int max_threads,
+		   const struct swapd_fuse_opts *fo);
 void swapd_print_stats(struct swapd *sd, FILE *f);
 
 /*

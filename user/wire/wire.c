@@ -17,10 +17,11 @@ _Static_assert(LEAP_WSTAT_NR <= LEAP_WIRE_MAX_STATS, "stats fit a reply");
 _Static_assert(LEAP_WIRE_MAX_PAYLOAD < (1U << 31), "payload length fits");
 
 static const char *const op_names[] = {
-	[LEAP_WOP_HELLO] = "HELLO", [LEAP_WOP_AUTH] = "AUTH",
-	[LEAP_WOP_READ] = "READ",   [LEAP_WOP_WRITE] = "WRITE",
-	[LEAP_WOP_STATS] = "STATS", [LEAP_WOP_ERROR] = "ERROR",
-	[LEAP_WOP_MAP] = "MAP",	    [LEAP_WOP_FH_MOVE] = "FH_MOVE",
+	[LEAP_WOP_HELLO] = "HELLO",	[LEAP_WOP_AUTH] = "AUTH",
+	[LEAP_WOP_READ] = "READ",	[LEAP_WOP_WRITE] = "WRITE",
+	[LEAP_WOP_FREE] = "FREE",	[LEAP_WOP_STATS] = "STATS",
+	[LEAP_WOP_ERROR] = "ERROR",	[LEAP_WOP_MAP] = "MAP",
+	[LEAP_WOP_FH_MOVE] = "FH_MOVE",
 };
 
 static const char *const err_names[] = {
@@ -298,6 +299,7 @@ static int decode_request(const uint8_t *p, uint32_t len, struct leap_wire_msg *
 		return 0;
 	case LEAP_WOP_READ:
 	case LEAP_WOP_WRITE:
+	case LEAP_WOP_FREE:
 		return decode_io_req(p, len, m);
 	case LEAP_WOP_STATS:
 		return len == 0 ? 0 : -LEAP_WERR_LENGTH;
@@ -345,6 +347,7 @@ static int decode_reply(const uint8_t *p, uint32_t len, struct leap_wire_msg *m)
 		m->u.io.pages = p + LEAP_WIRE_IO_HDR + 8;
 		return 0;
 	case LEAP_WOP_WRITE:
+	case LEAP_WOP_FREE:
 		rc = decode_io_head(p, len, m);
 		if (rc)
 			return rc;
@@ -471,8 +474,8 @@ long leap_wire_enc_io_req(void *buf, size_t cap, unsigned op, uint64_t id, uint3
 	size_t head = LEAP_WIRE_HDR_SIZE + LEAP_WIRE_IO_HDR + 8 * (size_t)count;
 	uint32_t length;
 
-	if ((op != LEAP_WOP_READ && op != LEAP_WOP_WRITE) || count < 1 ||
-	    count > LEAP_WIRE_MAX_BATCH || cap < head)
+	if ((op != LEAP_WOP_READ && op != LEAP_WOP_WRITE && op != LEAP_WOP_FREE) ||
+	    count < 1 || count > LEAP_WIRE_MAX_BATCH || cap < head)
 		return -1;
 	for (uint32_t i = 0; i < count; i++)
 		if (check_offset(offset[i]))
@@ -507,18 +510,30 @@ long leap_wire_enc_read_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
 	return LEAP_WIRE_HDR_SIZE + LEAP_WIRE_IO_HDR + 8;
 }
 
-long leap_wire_enc_write_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
-			     uint32_t count)
+static long enc_count_rep(void *buf, size_t cap, unsigned op, uint64_t id, uint32_t dev,
+			  uint32_t count)
 {
 	uint8_t *p = buf;
 
 	if (count < 1 || count > LEAP_WIRE_MAX_BATCH ||
 	    cap < LEAP_WIRE_HDR_SIZE + LEAP_WIRE_IO_HDR)
 		return -1;
-	put_hdr(p, LEAP_WOP_WRITE, LEAP_WF_REPLY, id, LEAP_WIRE_IO_HDR);
+	put_hdr(p, op, LEAP_WF_REPLY, id, LEAP_WIRE_IO_HDR);
 	put32(p + LEAP_WIRE_HDR_SIZE, dev);
 	put32(p + LEAP_WIRE_HDR_SIZE + 4, count);
 	return LEAP_WIRE_HDR_SIZE + LEAP_WIRE_IO_HDR;
+}
+
+long leap_wire_enc_write_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
+			     uint32_t count)
+{
+	return enc_count_rep(buf, cap, LEAP_WOP_WRITE, id, dev, count);
+}
+
+long leap_wire_enc_free_rep(void *buf, size_t cap, uint64_t id, uint32_t dev,
+			    uint32_t count)
+{
+	return enc_count_rep(buf, cap, LEAP_WOP_FREE, id, dev, count);
 }
 
 long leap_wire_enc_stats_rep(void *buf, size_t cap, uint64_t id, const uint64_t *value,
