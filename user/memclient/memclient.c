@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <openssl/crypto.h>
 
@@ -1681,8 +1682,23 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 
 		if (!s->pipes)
 			rc = srv_connect(s, err, errlen);
-		for (unsigned j = 0; j < s->npipes && !rc; j++)
-			rc = pipe_ready(s, &s->pipes[j], &fresh, err, errlen);
+		/*
+		 * A server just resumed (SIGCONT) or restarted can reset the
+		 * first handshake (seen in backend-faults.t): a stream
+		 * connection is tried three times, 200 ms apart, before the
+		 * open fails.  Connections that came up stay up.
+		 */
+		for (int attempt = 0; s->pipes && attempt < 3; attempt++) {
+			rc = 0;
+			for (unsigned j = 0; j < s->npipes && !rc; j++)
+				rc = pipe_ready(s, &s->pipes[j], &fresh, err, errlen);
+			if (!rc)
+				break;
+			if (attempt < 2) {
+				mc_log(mc, "%s: %s; trying again", s->addr, err);
+				usleep(200 * 1000);
+			}
+		}
 		if (rc) {
 			leap_mc_close(mc);
 			return NULL;
