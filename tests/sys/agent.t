@@ -15,6 +15,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # shellcheck source=tests/lib/fixture.sh
 . "$root/tests/lib/fixture.sh"
+# shellcheck source=tests/lib/agent.sh
+. "$root/tests/lib/agent.sh"
 
 require_root
 AGENT=$root/bin/leap-agent
@@ -35,30 +37,6 @@ ok 0 "swap file $swap is on"
 jf() { jq -r ".$2" "$1"; }
 # Float as an integer percentage.
 pct() { jq -r "(.$2 * 100) | floor" "$1"; }
-
-# A leap-agent in the background, tracked so teardown always stops it.
-start_agent()
-{
-	"$AGENT" "$@" >"$tmp/agent.out" 2>"$tmp/agent.err" &
-	AGENT_PID=$!
-	fixture_track_pid "$AGENT_PID"
-	for _ in $(seq 100); do
-		grep -q "attached to" "$tmp/agent.err" && return 0
-		_fx_alive "$AGENT_PID" || return 1
-		sleep 0.1
-	done
-	return 1
-}
-
-stop_agent()
-{
-	kill -INT "$AGENT_PID" 2>/dev/null
-	for _ in $(seq 100); do
-		_fx_alive "$AGENT_PID" || break
-		sleep 0.1
-	done
-	wait "$AGENT_PID"
-}
 
 # ---- run: the A/B on a stride workload --------------------------------------
 FOOT=128M

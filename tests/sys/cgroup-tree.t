@@ -20,6 +20,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # shellcheck source=tests/lib/fixture.sh
 . "$root/tests/lib/fixture.sh"
+# shellcheck source=tests/lib/agent.sh
+. "$root/tests/lib/agent.sh"
 
 require_root
 AGENT=$root/bin/leap-agent
@@ -52,29 +54,6 @@ fixture_register sh -c "find '$S' '$T' -depth -type d -exec rmdir {} + 2>/dev/nu
 # "${in_cg[@]}" V2DIR CMD...: CMD in the v1 memcg (the limit) and in V2DIR.
 in_cg=(sh -c 'echo $$ >"$1/cgroup.procs" && echo $$ >"$2/cgroup.procs" && shift 2 && exec "$@"'
 	sh "$v1")
-
-start_agent()
-{
-	"$AGENT" "$@" >"$tmp/agent.out" 2>"$tmp/agent.err" &
-	AGENT_PID=$!
-	fixture_track_pid "$AGENT_PID"
-	for _ in $(seq 100); do
-		grep -q "attached to" "$tmp/agent.err" 2>/dev/null && return 0
-		_fx_alive "$AGENT_PID" || return 1
-		sleep 0.1
-	done
-	return 1
-}
-
-stop_agent()
-{
-	kill -INT "$AGENT_PID" 2>/dev/null
-	for _ in $(seq 100); do
-		_fx_alive "$AGENT_PID" || break
-		sleep 0.1
-	done
-	wait "$AGENT_PID"
-}
 
 # A counter of the stats slot whose target is $1.
 slot_field() { jq -r --arg t "$1" ".[] | select(.target == \$t) | .$2" "$tmp/stats.json"; }
