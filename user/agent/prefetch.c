@@ -224,13 +224,15 @@ static void record_pages(struct prefetcher *p, uint32_t tgid, const uint64_t *pa
 }
 
 /*
- * Marks a range the kernel accepted as issued (LEAP_PF_ISSUED): from now
- * on a major fault on one of its pages means it was reclaimed before use.
- * Only pages still in the map are updated (a fault may have taken one out
- * already; re-adding it would count a later fault as ours).
+ * After process_madvise, one range's pages in the BPF prefetched-page map:
+ * a range the kernel refused comes back out; one it accepted is marked
+ * LEAP_PF_ISSUED (its pages are in the swap cache: from now on a major
+ * fault on one means it was reclaimed before use).  Marking updates only
+ * pages still in the map: a fault may have taken one out already, and
+ * re-adding it would count a later fault as ours.
  */
-static void mark_issued(struct prefetcher *p, uint32_t tgid, const struct iovec *r,
-			uint64_t marker)
+static void settle_range(struct prefetcher *p, uint32_t tgid, const struct iovec *r,
+			 bool accepted, uint64_t marker)
 {
 	uint64_t first = (uintptr_t)r->iov_base >> PAGE_SHIFT;
 
@@ -240,21 +242,10 @@ static void mark_issued(struct prefetcher *p, uint32_t tgid, const struct iovec 
 		struct leap_pf_key key = {.tgid = tgid, .page = first + k};
 		__u32 v = LEAP_PF_ISSUED | (first + k == marker ? LEAP_PF_MARKER : 0);
 
-		bpf_map_update_elem(p->prefetched_fd, &key, &v, BPF_EXIST);
-	}
-}
-
-/* Takes a range the kernel refused back out of the map. */
-static void forget_range(struct prefetcher *p, uint32_t tgid, const struct iovec *r)
-{
-	uint64_t first = (uintptr_t)r->iov_base >> PAGE_SHIFT;
-
-	if (p->prefetched_fd < 0)
-		return;
-	for (uint64_t k = 0; k < r->iov_len >> PAGE_SHIFT; k++) {
-		struct leap_pf_key key = {.tgid = tgid, .page = first + k};
-
-		bpf_map_delete_elem(p->prefetched_fd, &key);
+		if (accepted)
+			bpf_map_update_elem(p->prefetched_fd, &key, &v, BPF_EXIST);
+		else
+			bpf_map_delete_elem(p->prefetched_fd, &key);
 	}
 }
 
@@ -305,12 +296,8 @@ int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_
 	record_pages(p, tgid, pages, m, marker);
 	memcpy(orig_len, iov, niov * sizeof(*iov));
 	rc = advise_all(p, pr->pidfd, iov, niov, &issued);
-	for (uint32_t i = 0; i < niov; i++) {
-		if (iov[i].iov_len == 0)
-			forget_range(p, tgid, &orig_len[i]);
-		else
-			mark_issued(p, tgid, &iov[i], marker);
-	}
+	for (uint32_t i = 0; i < niov; i++)
+		settle_range(p, tgid, &orig_len[i], iov[i].iov_len != 0, marker);
 	if (rc == -ESRCH) {
 		p->stats.gone++;
 		prefetch_forget(p, tgid);
