@@ -235,6 +235,25 @@ struct {
 } leap_pending SEC(".maps");
 
 /*
+ * Per task on the tracepoint path: the open fault, and whether the task is
+ * watched, as watched() last answered for its cgroup.  page_fault_user
+ * runs for every fault on the machine; with the answer cached beside the
+ * record it costs one task-storage lookup (a pointer chase) instead of the
+ * leap_pids and leap_cg_match hash lookups per fault.  Valid while the
+ * task's cgroup and leap_targets_gen are the ones it was taken under
+ * (the loader bumps the generation after every change of leap_cgroups or
+ * leap_pids).
+ */
+struct leap_task_state {
+	struct leap_pending p;
+	__u64 w_cgid;		/* cgroup the answer was taken for */
+	__u64 w_gen;		/* leap_targets_gen + 1 then; 0: no answer yet */
+	struct leap_target w_t; /* the target, when w_watched */
+	__u32 w_watched;
+	__u32 w_pad;
+};
+
+/*
  * The tracepoint path keeps its pending fault in task-local storage
  * instead: count_memcg_events fires several times per fault for every task
  * on the machine (reclaim counters too), and a lookup there must be as
@@ -247,7 +266,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct leap_pending);
+	__type(value, struct leap_task_state);
 } leap_pending_task SEC(".maps");
 
 /* Set by the loader: the pending record lives in leap_pending_task. */
@@ -259,8 +278,10 @@ static __always_inline struct leap_pending *pending_current(__u32 tid)
 	struct leap_pending *p;
 
 	if (leap_task_pending) {
-		p = bpf_task_storage_get(&leap_pending_task, bpf_get_current_task_btf(),
-					 0, 0);
+		struct leap_task_state *ts = bpf_task_storage_get(
+			&leap_pending_task, bpf_get_current_task_btf(), 0, 0);
+
+		p = ts ? &ts->p : 0;
 		return p && p->active ? p : 0;
 	}
 	return bpf_map_lookup_elem(&leap_pending, &tid);
@@ -389,6 +410,28 @@ static __always_inline bool watched(__u32 tgid, __u64 *cgid, struct leap_target 
 	return true;
 }
 
+/* watched(), answered from the task's cache when still valid (leap_task_state). */
+static __always_inline bool watched_cached(struct leap_task_state *ts, __u32 tgid,
+					   __u64 *cgid, struct leap_target *out)
+{
+	/* Read before resolving: an answer from older targets stays stale. */
+	__u64 gen = leap_targets_gen + 1;
+	bool w;
+
+	*cgid = bpf_get_current_cgroup_id();
+	if (ts->w_gen == gen && ts->w_cgid == *cgid) {
+		*out = ts->w_t;
+		return ts->w_watched;
+	}
+	w = watched(tgid, cgid, out);
+	ts->w_cgid = *cgid;
+	ts->w_watched = w;
+	if (w)
+		ts->w_t = *out;
+	ts->w_gen = gen;
+	return w;
+}
+
 /*
  * A fault completed: count it, advance its stream and send the event.
  * @p is a copy the caller owns (the pending entry is already deleted).
@@ -491,13 +534,20 @@ static __always_inline int fault_entry(unsigned long address, unsigned long erro
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct leap_task_state *ts = 0;
 	struct leap_pending p = {};
 	struct leap_cg_stats *st;
 	struct leap_target t;
 	__u64 cgid = 0;
 
-	if (!watched(tgid, &cgid, &t))
+	if (leap_task_pending) {
+		ts = bpf_task_storage_get(&leap_pending_task, bpf_get_current_task_btf(),
+					  0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!ts || !watched_cached(ts, tgid, &cgid, &t))
+			return 0;
+	} else if (!watched(tgid, &cgid, &t)) {
 		return 0;
+	}
 
 	/*
 	 * Every fault of a watched task counts; only not-present ones (a page
@@ -521,15 +571,9 @@ static __always_inline int fault_entry(unsigned long address, unsigned long erro
 	 * A record left over from a fault that never completed (e.g. a
 	 * SIGSEGV before handle_mm_fault) is simply replaced.
 	 */
-	if (leap_task_pending) {
-		struct leap_pending *tp = bpf_task_storage_get(
-			&leap_pending_task, bpf_get_current_task_btf(), 0,
-			BPF_LOCAL_STORAGE_GET_F_CREATE);
-
-		if (!tp)
-			return 0;
+	if (ts) {
 		p.active = 1;
-		*tp = p;
+		ts->p = p;
 	} else {
 		bpf_map_update_elem(&leap_pending, &tid, &p, BPF_ANY);
 	}

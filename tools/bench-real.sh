@@ -18,6 +18,8 @@
 #   b    Linux readahead: vm.page-cluster=3, no agent      (the baseline)
 #   c    leap-agent run --policy leap, readahead kept
 #   c0   leap-agent run --policy leap --kernel-readahead off
+#   o    leap-agent run --policy observe, readahead kept (what observing
+#        alone costs; not in the default rows)
 # Rows a and b run in a v1 memory cgroup from tests/lib/fixture.sh with no
 # BPF at all; agent rows let leap-agent make its own.  Swap is a file on the
 # root filesystem (async block I/O: Linux's readahead is active).
@@ -55,7 +57,7 @@ AGENT=$root/bin/leap-agent
 AGENT_ARGS=()
 # BPF run time per fault (bpf_enable_stats): the timing itself costs some
 # tens of ns per program run, so the quick check leaves it off.
-BPF_STATS=(--bpf-stats)
+BPF_STATS=1 # one extra, untimed run per agent row (see the end)
 
 usage()
 {
@@ -63,7 +65,7 @@ usage()
 Usage: tools/bench-real.sh [OPTION...]          (root)
   --programs "P..."   among: $PROGRAMS py-seq (default: all but py-seq)
   --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
-  --rows "R..."       among a b c c0 (default "$ROWS")
+  --rows "R..."       among a b c c0 o (default "$ROWS"; o = observe only)
   --reps N            interleaved repetitions, median reported (default $REPS)
   --mib N             data size of each program in MiB (default $MIB)
   --agent-arg ARG     extra leap-agent run argument (repeatable)
@@ -105,7 +107,7 @@ while [ $# -gt 0 ]; do
 		PCTS=50
 		ROWS="b c"
 		MIB=96 # smaller, and the fill (observation cost only) dominates
-		BPF_STATS=()
+		BPF_STATS=0
 		shift
 		;;
 	-h | --help)
@@ -126,8 +128,8 @@ for v in "$REPS" "$MIB" "$RUN_TIMEOUT" "$MAX_SLOWDOWN"; do
 	}
 done
 for r in $ROWS; do
-	case $r in a | b | c | c0) ;; *)
-		echo "bench-real: unknown row '$r' (a b c c0)" >&2
+	case $r in a | b | c | c0 | o) ;; *)
+		echo "bench-real: unknown row '$r' (a b c c0 o)" >&2
 		exit 2
 		;;
 	esac
@@ -217,9 +219,10 @@ echo "program,pct,limit_mib,row,rep,status,wall_s,phases,swapin_misses,prefetche
 # One run: program $1 at limit $2 MiB, row $3, repetition $4; appends a CSV line.
 run_one()
 {
-	local p=$1 lim=$2 row=$3 rep=$4 pct=$5 out=$work/out err=$work/err js=$work/agent.json
+	local p=$1 lim=$2 row=$3 rep=$4 pct=$5 stats=${6:-} out=$work/out err=$work/err js=$work/agent.json
 	local rc status h t0 t1 wall miss=0
-	local -a cmd
+	local -a cmd bpf_stats=()
+	[ -n "$stats" ] && bpf_stats=(--bpf-stats)
 	mapfile -t cmd < <(program_cmd "$p")
 	rm -f "$js"
 	case $row in
@@ -235,12 +238,13 @@ run_one()
 		page_cluster_set 3
 		wall=$(echo "$t1 - $t0" | bc -l)
 		;;
-	c | c0)
-		local ra=keep
+	c | c0 | o)
+		local ra=keep policy=leap
 		[ "$row" = c0 ] && ra=off
+		[ "$row" = o ] && policy=observe
 		t0=$(date +%s.%N)
-		timeout --kill-after=10 "$RUN_TIMEOUT" "$AGENT" run --policy leap \
-			--kernel-readahead "$ra" --memory-limit "${lim}M" "${BPF_STATS[@]}" \
+		timeout --kill-after=10 "$RUN_TIMEOUT" "$AGENT" run --policy "$policy" \
+			--kernel-readahead "$ra" --memory-limit "${lim}M" "${bpf_stats[@]}" \
 			--json "$js" "${AGENT_ARGS[@]}" -- "${cmd[@]}" >"$out" 2>"$err"
 		rc=$?
 		t1=$(date +%s.%N)
@@ -259,6 +263,10 @@ run_one()
 		echo "bench-real: $p row $row failed ($rc): $(tail -n 3 "$err")" >&2
 		status=fail
 	fi
+	# A run with kernel.bpf_stats_enabled pays for the accounting itself
+	# (two clock reads per program run, ~12 runs per fault): it gives the
+	# BPF ns per fault only, and its time is never counted.
+	[ -n "$stats" ] && [ "$status" = ok ] && status=bpfstats
 	"$PY" - "$p" "$pct" "$lim" "$row" "$rep" "$status" "$wall" "$miss" "$out" "$js" >>"$CSV" <<'EOF'
 import json, sys
 p, pct, lim, row, rep, status, wall, miss, out, js = sys.argv[1:]
@@ -305,6 +313,21 @@ for rep in $(seq "$REPS"); do
 	done
 	echo "# repetition $rep of $REPS done"
 done
+
+# One more run of each agent row with BPF run-time statistics on (kernel
+# accounting that slows every program run, so these runs are not timed).
+if [ "$BPF_STATS" = 1 ]; then
+	for p in $PROGRAMS; do
+		for pct in $PCTS; do
+			lim=$((PEAK[$p] * pct / 100 / 1024))
+			[ "$lim" -ge 8 ] || lim=8
+			for row in $ROWS; do
+				case $row in c | c0 | o) run_one "$p" "$lim" "$row" 0 "$pct" stats || bad=1 ;; esac
+			done
+		done
+	done
+	echo "# BPF statistics runs done"
+fi
 
 check=()
 [ "$QUICK" = 1 ] && check=(--check --max-slowdown "$MAX_SLOWDOWN")

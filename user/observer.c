@@ -749,8 +749,9 @@ static int check_target(const struct leap_target *t)
 }
 
 /*
- * After any change of leap_cgroups: every cgroup BPF resolved to a target
- * before (leap_cg_match) is resolved again at its next fault.  The map
+ * After any change of leap_cgroups or leap_pids: every cgroup BPF resolved
+ * to a target before (leap_cg_match), and every task's cached answer
+ * (leap_task_state), is resolved again at its next fault.  The map
  * update has completed when the new generation becomes visible.
  */
 static void targets_changed(struct leap_observer *obs)
@@ -837,6 +838,7 @@ int leap_observer_add_pid(struct leap_observer *obs, __u32 tgid,
 		leap_log(LEAP_LOG_ERROR, "adding pid %u: %s", tgid, strerror(-err));
 		return err;
 	}
+	targets_changed(obs); /* tasks cache their answer (leap_task_state) */
 	return 0;
 }
 
@@ -844,6 +846,7 @@ int leap_observer_remove_pid(struct leap_observer *obs, __u32 tgid)
 {
 	if (bpf_map_delete_elem(bpf_map__fd(obs->skel->maps.leap_pids), &tgid))
 		return -errno;
+	targets_changed(obs);
 	bpf_map_delete_elem(bpf_map__fd(obs->skel->maps.leap_last), &tgid);
 	return 0;
 }

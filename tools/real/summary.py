@@ -22,6 +22,7 @@ ROW_NAMES = {
     "b": "Linux readahead",
     "c": "leap + readahead",
     "c0": "leap alone",
+    "o": "observe only (no prefetch, readahead kept)",
 }
 METRICS = [
     ("swapin_misses", "misses", "{:.0f}"),
@@ -58,10 +59,16 @@ def main():
     runs = list(csv.DictReader(open(args.csv)))
     groups = {}
     ooms = {}
+    bpf_ns = {}
     for r in runs:
         key = (r["program"], int(r["pct"]), r["row"])
         if r["status"] in ("oom", "timeout"):
             ooms[key] = ooms.get(key, 0) + 1  # never counted (bench-real.sh)
+            continue
+        if r["status"] == "bpfstats":
+            # untimed run with BPF statistics on: only its BPF ns per fault counts
+            if r["bpf_ns_per_fault"] not in ("", "0"):
+                bpf_ns.setdefault(key, []).append(float(r["bpf_ns_per_fault"]))
             continue
         if r["status"] != "ok":
             continue
@@ -107,9 +114,12 @@ def main():
             rec = {"program": p, "pct": pct, "row": row, "runs": len(g), "oom": n_oom,
                    "wall_s": wall, "speedup": ratio if ratio else ""}
             for key, _, fmt in METRICS:
-                v = med([float(r[key]) for r in g if r[key] != ""])
+                if key == "bpf_ns_per_fault" and (p, pct, row) in bpf_ns:
+                    v = med(bpf_ns[(p, pct, row)])
+                else:
+                    v = med([float(r[key]) for r in g if r[key] != ""])
                 rec[key] = v
-                vals.append(fmt.format(v) if v is not None and row in ("c", "c0") or key == "swapin_misses" else "")
+                vals.append(fmt.format(v) if v is not None and row in ("c", "c0", "o") or key == "swapin_misses" else "")
             for k, v in ph.items():
                 rec["phase_" + k] = med(v)
                 if bph.get(k):
