@@ -28,7 +28,6 @@
 
 #include "agent/agent.h"
 #include "agent/caps.h"
-#include "agent/sched_policy.h"
 #include "agent/cgroup.h"
 #include "agent/config.h"
 #include "agent/stats_cmd.h"
@@ -57,7 +56,6 @@ enum {
 	OPT_KEEP_RUNNING,
 	OPT_CGROUP_EXACT,
 	OPT_METRICS_TEXTFILE,
-	OPT_SCHEDULER,
 };
 
 struct opts {
@@ -75,7 +73,6 @@ struct opts {
 	const char *backend_sock;
 	const char *backend_dev;
 	bool bpf_stats;
-	bool sched_normal; /* --scheduler normal */
 	bool verbose;
 	uint64_t mem_limit;
 	int policy; /* -1: from config */
@@ -102,10 +99,6 @@ static const struct argp_option common_opts[] = {
 	 0},
 	{"backend-dev", OPT_BACKEND_DEV, "DEV", 0,
 	 "The swap block device leap-swapd serves (e.g. /dev/loop0); with --backend", 0},
-	{"scheduler", OPT_SCHEDULER, "batch|normal", 0,
-	 "The agent's CPU policy (default batch: its wake-ups never preempt the "
-	 "programs it serves; normal: SCHED_NORMAL)",
-	 0},
 	{"verbose", 'v', NULL, 0, "Log more", 0},
 	{},
 };
@@ -178,12 +171,6 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_BPF_STATS:
 		o->bpf_stats = true;
-		break;
-	case OPT_SCHEDULER:
-		if (strcmp(arg, "batch") && strcmp(arg, "normal"))
-			argp_error(state, "--scheduler takes batch or normal, not '%s'",
-				   arg);
-		o->sched_normal = !strcmp(arg, "normal");
 		break;
 	case OPT_BACKEND:
 		o->backend_sock = arg;
@@ -717,17 +704,6 @@ static int start_observer(struct agent *a, const struct opts *o)
 	return 0;
 }
 
-/* The agent's scheduling policy (user/agent/sched_policy.c says why batch). */
-static void set_scheduler(const struct opts *o)
-{
-	int rc = agent_set_scheduler(!o->sched_normal);
-
-	if (rc)
-		fprintf(stderr,
-			"leap-agent: warning: cannot set the %s scheduling policy: %s\n",
-			o->sched_normal ? "normal" : "batch", strerror(-rc));
-}
-
 /* Keeps the agent's capabilities to the minimum; says what it kept. */
 static void drop_caps(char *caps, size_t len)
 {
@@ -1036,7 +1012,6 @@ static int cmd_attach(int argc, char **argv)
 		}
 	if (!a->prefetch_ok && !a->be)
 		fprintf(stderr, "leap-agent: %s: observing only\n", a->prefetch_why);
-	set_scheduler(&o);
 	drop_caps(caps, sizeof(caps));
 	write_state(a, caps);
 	fprintf(stderr,
@@ -1163,7 +1138,6 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (pol.mode == AGENT_MODE_LEAP && !a->prefetch_ok && !a->be)
 		fprintf(stderr, "leap-agent: %s: observing only\n", a->prefetch_why);
-	set_scheduler(&o); /* after the fork: the command keeps its own policy */
 	drop_caps(caps, sizeof(caps));
 	write_state(a, caps);
 	t0 = (double)mono_ns() / 1e9;
