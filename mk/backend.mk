@@ -88,9 +88,11 @@ $(OUTPUT)/tests/test_wire_store $(OUTPUT)/tests-san/test_wire_store: user/memd/m
 # ---- leap-swapd: FUSE frontend over memclient ----
 FUSE_CFLAGS := $(CFG_FUSE_CFLAGS)
 FUSE_LIBS := $(CFG_FUSE_LIBS) -lpthread
+# liburing (io_uring) for the ublk frontend's control and queue rings.
+URING_LIBS := $(CFG_URING_LIBS)
 SWAPD_SRCS := $(wildcard user/swapd/*.c)
 SWAPD_OBJS := $(patsubst user/%.c,$(BACKEND_DIR)/%.o,$(SWAPD_SRCS))
-SWAPD_CFLAGS := -Iuser/wire -Iuser/memclient -Iuser/swapd $(FUSE_CFLAGS)
+SWAPD_CFLAGS := -Iuser/wire -Iuser/memclient -Iuser/swapd $(FUSE_CFLAGS) $(CFG_URING_CFLAGS)
 
 $(BACKEND_DIR)/swapd/%.o: user/swapd/%.c $(WIRE_HDRS) user/memclient/memclient.h \
 		$(wildcard user/swapd/*.h) | $(DEPS_STAMP)
@@ -99,7 +101,7 @@ $(BACKEND_DIR)/swapd/%.o: user/swapd/%.c $(WIRE_HDRS) user/memclient/memclient.h
 
 $(BIN)/leap-swapd: $(SWAPD_OBJS) $(MEMCLIENT_OBJS) $(WIRE_OBJS) $(LIBLEAP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $^ -o $@ $(FUSE_LIBS) -pthread $(WIRE_LIBS)
+	$(CC) $(CFLAGS) $^ -o $@ $(FUSE_LIBS) $(URING_LIBS) -pthread $(WIRE_LIBS)
 
 ALL_BINS += $(BIN)/leap-swapd
 
@@ -122,6 +124,10 @@ $(RDMA_GATE): tests/sys/helpers/leap-rdma-gate.c $(WIRE_OBJS) $(WIRE_HDRS) | $(D
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Iuser/wire $< $(WIRE_OBJS) -o $@ $(WIRE_LIBS)
 all: $(RDMA_GATE)
+
+UNIT_SRC_test_ublk_proto := user/swapd/ublk_proto.c
+UNIT_LIBS_test_ublk_proto := -Iuser/swapd
+$(OUTPUT)/tests/test_ublk_proto $(OUTPUT)/tests-san/test_ublk_proto: user/swapd/ublk_proto.h
 
 UNIT_SRC_test_nbd_proto := user/swapd/nbd_proto.c
 UNIT_LIBS_test_nbd_proto := -Iuser/swapd

@@ -71,6 +71,25 @@ int swapd_nbd_run(struct swapd *sd, const char *device, int sock_fd, int nthread
 /* 0 if the kernel's NBD driver is loaded; -1 with a reason in err. */
 int swapd_nbd_probe(char *err, size_t errlen);
 
+/*
+ * The ublk frontend (ublk.c, ublk_queue.c, ublk_ctrl.c): adds /dev/ublkbN
+ * (or, with recover_id >= 0, takes over that device after its server
+ * died) and serves it with `queues` queues of `depth` tags, each with
+ * `workers` threads calling the request layer, until a stop signal that
+ * arrives while the disk is not claimed (swapon holds it).  0 on a clean
+ * stop, 1 on failure (reason on stderr).
+ */
+struct swapd_ublk_opts {
+	unsigned queues, depth, workers;
+	uint32_t block;	 /* logical block: 4096 or 512 */
+	uint32_t max_io; /* bytes per request buffer */
+	int recovery;	 /* add with UBLK_F_USER_RECOVERY(_REISSUE) */
+	int recover_id;	 /* -1: add a new device */
+};
+int swapd_ublk_run(struct swapd *sd, const struct swapd_ublk_opts *o);
+/* 0 if the ublk driver is loaded (/dev/ublk-control); -1 with a reason. */
+int swapd_ublk_probe(char *err, size_t errlen);
+
 /* The control socket (control.c) and its prefetch thread; needs the cache. */
 int swapd_ctl_start(struct swapd *sd, const char *path, char *err, size_t errlen);
 void swapd_ctl_stop(struct swapd *sd);
