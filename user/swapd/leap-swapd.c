@@ -88,9 +88,10 @@ static const struct argp_option options[] = {
 	 "ublk: hardware queues, one thread and io_uring each (default: the CPUs; "
 	 "the driver caps it there)",
 	 0},
-	{"ublk-depth", OPT_UBLK_DEPTH, "N", 0, "ublk: requests per queue (default 64)", 0},
-	{"ublk-block", OPT_UBLK_BLOCK, "4096|512", 0, "ublk: logical block (default 4096)",
+	{"ublk-depth", OPT_UBLK_DEPTH, "N", 0, "ublk: requests per queue (default 64)",
 	 0},
+	{"ublk-block", OPT_UBLK_BLOCK, "4096|512", 0,
+	 "ublk: logical block (default 4096)", 0},
 	{"ublk-recovery", OPT_UBLK_RECOVERY, "0|1", 0,
 	 "ublk: add the device with user recovery and reissue, so that it survives "
 	 "this daemon (default 1)",
@@ -321,7 +322,8 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			argp_error(st, "--mount is for the FUSE frontend");
 		if (!a->ublk && (a->ub.queues || a->ub.depth || a->ub.block ||
 				 a->ub.recovery >= 0 || a->ub.recover_id >= 0))
-			argp_error(st, "--ublk-* and --recover are for the ublk frontend");
+			argp_error(st,
+				   "--ublk-* and --recover are for the ublk frontend");
 		/* Without a record of which pages were written where, only one
 		 * copy can be trusted after a restart: a replica that missed a
 		 * write would be read as current. */
@@ -350,7 +352,9 @@ static void ublk_defaults(struct args *a)
 	unsigned per;
 
 	if (!a->ub.queues)
-		a->ub.queues = cpus < 1 ? 1 : cpus > UBLKQ_MAX ? UBLKQ_MAX : (unsigned)cpus;
+		a->ub.queues = cpus < 1		  ? 1
+			       : cpus > UBLKQ_MAX ? UBLKQ_MAX
+						  : (unsigned)cpus;
 	if (!a->ub.depth)
 		a->ub.depth = 64;
 	if (!a->ub.block)

@@ -70,8 +70,8 @@ static int add_device(struct ublk_ctrl *c, const struct ublkp_config *cfg,
 		      struct ublksrv_ctrl_dev_info *info)
 {
 	struct ublk_params p;
-	uint64_t want = cfg->recovery ? UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_REISSUE
-				      : 0;
+	uint64_t want =
+		cfg->recovery ? UBLK_F_USER_RECOVERY | UBLK_F_USER_RECOVERY_REISSUE : 0;
 	int rc;
 
 	ublkp_dev_info(cfg, info);
@@ -132,7 +132,8 @@ static int begin_recovery(struct ublk_ctrl *c, int id, uint64_t size,
 	}
 	if ((p.basic.dev_sectors << 9) != size) {
 		fprintf(stderr,
-			"leap-swapd: --recover %d: the device has %llu bytes, --size says "
+			"leap-swapd: --recover %d: the device has %llu bytes, --size "
+			"says "
 			"%llu\n",
 			id, (unsigned long long)(p.basic.dev_sectors << 9),
 			(unsigned long long)size);
@@ -143,17 +144,16 @@ static int begin_recovery(struct ublk_ctrl *c, int id, uint64_t size,
 	 * quiesced (ublk_ctrl_start_recovery); its exit can take a while
 	 * when it held many connections. */
 	for (int i = 0; i < 300; i++) {
-		rc = ublk_ctrl_cmd(c, UBLK_U_CMD_START_USER_RECOVERY, (uint32_t)id, NULL, 0,
-				   0);
+		rc = ublk_ctrl_cmd(c, UBLK_U_CMD_START_USER_RECOVERY, (uint32_t)id, NULL,
+				   0, 0);
 		if (rc != -EBUSY)
 			break;
 		sleep_ms(100);
 	}
 	if (rc) {
-		fprintf(stderr,
-			"leap-swapd: --recover %d: START_USER_RECOVERY: %s%s\n", id,
-			strerror(-rc),
-			rc == -EBUSY ? " (is the old leap-swapd still running?)"
+		fprintf(stderr, "leap-swapd: --recover %d: START_USER_RECOVERY: %s%s\n",
+			id, strerror(-rc),
+			rc == -EBUSY	? " (is the old leap-swapd still running?)"
 			: rc == -EINVAL ? " (the device is not waiting for a new server)"
 					: "");
 		return -1;
@@ -264,8 +264,8 @@ int swapd_ublk_run(struct swapd *sd, const struct swapd_ublk_opts *o)
 			goto teardown;
 	}
 	if (recovering)
-		rc = ublk_ctrl_cmd(&c, UBLK_U_CMD_END_USER_RECOVERY, (uint32_t)id, NULL, 0,
-				   (uint64_t)getpid());
+		rc = ublk_ctrl_cmd(&c, UBLK_U_CMD_END_USER_RECOVERY, (uint32_t)id, NULL,
+				   0, (uint64_t)getpid());
 	else
 		rc = ublk_ctrl_cmd(&c, UBLK_U_CMD_START_DEV, (uint32_t)id, NULL, 0,
 				   (uint64_t)getpid());
@@ -277,7 +277,8 @@ int swapd_ublk_run(struct swapd *sd, const struct swapd_ublk_opts *o)
 	}
 	started = true;
 	fprintf(stderr,
-		"leap-swapd: %s /dev/ublkb%d (%llu MiB) over ublk, %u queues of depth %u, "
+		"leap-swapd: %s /dev/ublkb%d (%llu MiB) over ublk, %u queues of depth "
+		"%u, "
 		"%u workers each, block %u, recovery %s\n",
 		recovering ? "recovered, serving" : "serving", id,
 		(unsigned long long)(sd->size >> 20), d->queues, d->depth, d->workers,

@@ -37,7 +37,7 @@ struct ublk_dev {
 	int id;
 	uint16_t queues, depth;
 	uint32_t max_io, block;
-	unsigned workers; /* per queue */
+	unsigned workers;  /* per queue */
 	uint64_t rejected; /* atomic: descriptors refused (ublkp_check) */
 	struct ublk_q **q;
 };

@@ -36,7 +36,7 @@
 
 #include "ublk.h"
 
-#define EFD_DATA     UINT64_MAX /* user_data of the eventfd read */
+#define EFD_DATA     UINT64_MAX	 /* user_data of the eventfd read */
 #define THREAD_STACK (256 << 10) /* mlockall locks whole stacks */
 
 struct ublk_q {
@@ -220,12 +220,13 @@ static int queue_setup(struct ublk_q *q)
 	int rc;
 
 	q->iod_len = ublkp_desc_length(dev->depth, (uint32_t)page);
-	q->iod = mmap(NULL, q->iod_len, PROT_READ, MAP_SHARED | MAP_POPULATE, dev->cdev_fd,
-		      (off_t)ublkp_desc_offset(q->id, (uint32_t)page));
+	q->iod = mmap(NULL, q->iod_len, PROT_READ, MAP_SHARED | MAP_POPULATE,
+		      dev->cdev_fd, (off_t)ublkp_desc_offset(q->id, (uint32_t)page));
 	if (q->iod == MAP_FAILED) {
 		q->iod = NULL;
-		fprintf(stderr, "leap-swapd: ublk queue %u: mmap of the descriptors: %s\n",
-			q->id, strerror(errno));
+		fprintf(stderr,
+			"leap-swapd: ublk queue %u: mmap of the descriptors: %s\n", q->id,
+			strerror(errno));
 		return -1;
 	}
 	while (entries < (unsigned)dev->depth + 2)
@@ -296,9 +297,11 @@ static void *queue_main(void *arg)
 			 * happen).  Either way the tag is gone. */
 			if (cqe->res != UBLK_IO_RES_ABORT)
 				fprintf(stderr,
-					"leap-swapd: ublkb%d queue %u: command on tag %llu: "
+					"leap-swapd: ublkb%d queue %u: command on tag "
+					"%llu: "
 					"%s\n",
-					dev->id, q->id, (unsigned long long)cqe->user_data,
+					dev->id, q->id,
+					(unsigned long long)cqe->user_data,
 					strerror(-cqe->res));
 			q->live--;
 		}

@@ -1,0 +1,316 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tests/vm/guest-ublk.sh REPO MODROOT [CRASH_RUNS [PAGEIN]]: what tests/sys/backend-ublk.t runs in
+# the 6.12 guest (tests/vm/boot.sh): swap on leap-swapd's ublk frontend.
+# MODROOT is the extracted kernel tree's root (MODROOT/lib/modules/KVER).
+# TAP goes to /run/leapvm/guest.tap.  CRASH_RUNS (default 3):
+# SIGKILL/recover rounds; PAGEIN 0 skips the ublk-vs-NBD page-in
+# measurement (default 1).
+#
+#   ublk_drv loads; leap-memd (loopback) and leap-swapd --frontend ublk
+#   start with one queue per CPU and depth 64; the disk has the size, 4 KiB
+#   blocks, discard, the queues and the depth asked for; data written with
+#   direct I/O reads back, a discard reads as zeros; mkswap/swapon; a
+#   4-thread random workload over FOOT in a LIMIT memcg (every page
+#   checksummed, exit 3 on a bad one) with the disk's in-flight count
+#   sampled (more than one request at once) and the queues used counted
+#   (debugfs); crash survival: CRASH_RUNS times, SIGKILL leap-swapd while
+#   the workload swaps, restart it with --recover, the workload finishes
+#   with every page verified and is not killed; page-in throughput of 1
+#   and 4 readers through ublk and through the NBD frontend; SIGTERM
+#   refused under swap; swapoff; SIGTERM stops and deletes the disk.
+[ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
+set -uo pipefail
+repo=${1:?usage: guest-ublk.sh REPO MODROOT}
+modroot=${2:?usage: guest-ublk.sh REPO MODROOT}
+# shellcheck source=tests/lib/tap.sh
+. "$repo/tests/lib/tap.sh"
+exec >/run/leapvm/guest.tap 2>&1
+BIN=$repo/bin
+tmp=$(mktemp -d /tmp/guest-ublk.XXXXXX)
+cg=/sys/fs/cgroup/leap-ublk-t
+dev= memd_pid= swapd_pid= nbd_pid=
+FOOT=${FOOT:-48M} LIMIT=${LIMIT:-16M}
+CRASH_RUNS=${3:-3}
+PAGEIN=${4:-1}
+SIZE=192M
+
+teardown()
+{
+	local i d p
+	set +e
+	if [ -n "$dev" ] && grep -q "^$dev " /proc/swaps; then
+		swapoff "$dev"
+	fi
+	for d in "$cg"/w*; do
+		[ -d "$d" ] || continue
+		for p in $(cat "$d/cgroup.procs" 2>/dev/null); do kill -KILL "$p"; done
+		sleep 0.2
+		rmdir "$d"
+	done
+	[ -d "$cg" ] && rmdir "$cg"
+	for p in $swapd_pid $nbd_pid; do
+		kill -0 "$p" 2>/dev/null || continue
+		kill -TERM "$p"
+		for ((i = 0; i < 100; i++)); do
+			kill -0 "$p" 2>/dev/null || break
+			sleep 0.1
+		done
+		kill -KILL "$p" 2>/dev/null
+	done
+	[ -n "$memd_pid" ] && kill -TERM "$memd_pid" 2>/dev/null
+	cp "$tmp"/*.log "$tmp"/*.out "$tmp"/*.err /run/leapvm/ 2>/dev/null
+	dmesg >/run/leapvm/dmesg.txt 2>&1
+	rm -rf "$tmp"
+}
+trap teardown EXIT
+
+note "kernel $(uname -r), $(nproc) CPUs"
+modprobe -d "$modroot" ublk_drv
+ok $? "modprobe ublk_drv (from the extracted 6.12 tree)" || bail_out "no ublk_drv module"
+[ -c /dev/ublk-control ]
+ok $? "/dev/ublk-control exists"
+mount -t debugfs none /sys/kernel/debug 2>/dev/null
+
+ip link set lo up
+head -c 48 /dev/urandom | base64 >"$tmp/secret"
+chmod 600 "$tmp/secret"
+"$BIN/leap-memd" --size 256M --listen 127.0.0.1:0 --port-file "$tmp/memd.port" \
+	--secret-file "$tmp/secret" </dev/null 2>"$tmp/memd.log" &
+memd_pid=$!
+for ((i = 0; i < 100; i++)); do
+	[ -s "$tmp/memd.port" ] && break
+	sleep 0.1
+done
+[ -s "$tmp/memd.port" ] || bail_out "leap-memd did not start: $(cat "$tmp/memd.log")"
+addr=$(cat "$tmp/memd.port")
+SWAPD_ARGS=(--frontend ublk --size "$SIZE" -s "$addr" --secret-file "$tmp/secret")
+
+# start_swapd LOG [ARGS...]: leap-swapd in the background until it prints
+# the disk it serves; sets swapd_pid.
+start_swapd()
+{
+	local log=$1
+	shift
+	"$BIN/leap-swapd" "${SWAPD_ARGS[@]}" "$@" </dev/null 2>"$log" &
+	swapd_pid=$!
+	for ((i = 0; i < 300; i++)); do
+		grep -q 'serving /dev/ublkb' "$log" && return 0
+		kill -0 "$swapd_pid" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+start_swapd "$tmp/swapd.log" --ublk-depth 64 ||
+	bail_out "leap-swapd --frontend ublk did not start: $(cat "$tmp/swapd.log")"
+dev=$(sed -n 's|.*serving \(/dev/ublkb[0-9]*\) .*|\1|p' "$tmp/swapd.log" | head -n 1)
+b=${dev#/dev/}
+id=${b#ublkb}
+pass "leap-swapd --frontend ublk serves $dev"
+note "$(grep serving "$tmp/swapd.log")"
+is "$(cat /sys/block/"$b"/size)" $((192 << 11)) "$dev has 192 MiB"
+is "$(cat /sys/block/"$b"/queue/logical_block_size)" 4096 "$dev has 4 KiB logical blocks"
+cmp_ok "$(cat /sys/block/"$b"/queue/discard_max_bytes)" '>' 0 "$dev accepts discard"
+nq=$(ls -d /sys/block/"$b"/mq/*/ 2>/dev/null | wc -l)
+is "$nq" "$(nproc)" "one hardware queue per CPU ($nq)"
+is "$(cat /sys/block/"$b"/queue/nr_requests)" 64 "queue depth 64"
+
+# ---- data path and discard, before swap -------------------------------------
+python3 -c 'import sys
+for i in range(2048): sys.stdout.buffer.write(i.to_bytes(4, "little") * 1024)' >"$tmp/pat"
+dd if="$tmp/pat" of="$dev" bs=1M oflag=direct status=none
+dd if="$dev" of="$tmp/back" bs=1M count=8 iflag=direct status=none
+cmp -s "$tmp/pat" "$tmp/back"
+ok $? "8 MiB written and read back intact through ublk (1 MiB requests)"
+blkdiscard -o $((1 << 20)) -l $((1 << 20)) "$dev"
+ok $? "blkdiscard of 1 MiB at 1 MiB"
+dd if="$dev" of="$tmp/back" bs=1M count=8 iflag=direct status=none
+python3 - "$tmp/pat" "$tmp/back" <<'PY'
+import sys
+a, b = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
+M = 1 << 20
+sys.exit(0 if b[:M] == a[:M] and b[M:2 * M] == bytes(M) and b[2 * M:] == a[2 * M:] else 1)
+PY
+ok $? "the discarded range reads as zeros, the rest is intact"
+
+# ---- swap ---------------------------------------------------------------------
+mkswap -q "$dev" >/dev/null && swapon -p 32767 "$dev"
+ok $? "mkswap + swapon $dev" || bail_out "no swap on $dev"
+echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+mkdir -p "$cg" && echo +memory >"$cg/cgroup.subtree_control"
+ok $? "cgroup v2 with the memory controller at $cg" || bail_out "no memory cgroup"
+
+# hctx_dispatched: requests each hardware queue dispatched (debugfs).
+hctx_dispatched()
+{
+	local f n
+	for f in /sys/kernel/debug/block/"$b"/hctx*/dispatched; do
+		[ -f "$f" ] || continue
+		# "0\t123" lines: batch size and count
+		n=$(awk '{s += $2} END {print s + 0}' "$f")
+		echo "$n"
+	done
+}
+
+n=0
+# start_workload TAG PATTERN PASSES: leap-workload in a fresh memcg under
+# LIMIT, 4 threads; waits for its fill; sets wl (the runner's pid).
+start_workload()
+{
+	local tag=$1 pattern=$2 passes=$3 d
+	n=$((n + 1))
+	d=$cg/w$n
+	mkdir "$d" && echo "$LIMIT" >"$d/memory.max"
+	rm -f "$tmp/ready" "$tmp/go"
+	timeout -k 5 600 sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$d" \
+		"$BIN/leap-workload" --footprint "$FOOT" --pattern "$pattern" --threads 4 \
+		--passes "$passes" --seed "$n" --ready-file "$tmp/ready" --wait-file "$tmp/go" \
+		>"$tmp/wl-$tag.out" 2>"$tmp/wl-$tag.err" &
+	wl=$!
+	for ((i = 0; i < 3000; i++)); do
+		[ -e "$tmp/ready" ] && break
+		kill -0 "$wl" 2>/dev/null || break
+		sleep 0.1
+	done
+	touch "$tmp/go"
+}
+
+out0=$(awk '$1 == "pswpout" {print $2}' /proc/vmstat)
+in0=$(awk '$1 == "pswpin" {print $2}' /proc/vmstat)
+# (No process substitution: the guest has no /dev/fd.)
+read -r -a disp0 <<<"$(hctx_dispatched | tr '\n' ' ')"
+start_workload plain random 2
+maxin=0
+while kill -0 "$wl" 2>/dev/null; do
+	read -r r w <"/sys/block/$b/inflight"
+	[ $((r + w)) -gt "$maxin" ] && maxin=$((r + w))
+	sleep 0.05
+done
+wait "$wl"
+rc=$?
+rmdir "$cg/w$n"
+is "$rc" 0 "random, 4 threads, $FOOT in a $LIMIT memcg: exit 0, every page verified" ||
+	diag "$(tail -n 5 "$tmp/wl-plain.err")"
+out1=$(awk '$1 == "pswpout" {print $2}' /proc/vmstat)
+in1=$(awk '$1 == "pswpin" {print $2}' /proc/vmstat)
+cmp_ok $((out1 - out0)) '>' 5000 "it swapped: pswpout +$((out1 - out0)), pswpin +$((in1 - in0))"
+cmp_ok "$maxin" '>' 1 "more than one request in flight at once on $dev (peak $maxin)"
+read -r -a disp1 <<<"$(hctx_dispatched | tr '\n' ' ')"
+if [ ${#disp1[@]} -gt 0 ]; then
+	used=0
+	for i in "${!disp1[@]}"; do
+		[ $((disp1[i] - ${disp0[i]:-0})) -gt 0 ] && used=$((used + 1))
+	done
+	note "requests dispatched per hardware queue: ${disp1[*]}"
+	cmp_ok "$used" '>' 1 "requests went through $used hardware queues"
+else
+	skip "requests through several hardware queues" "no debugfs block directory"
+fi
+note "$(cat "$tmp/wl-plain.out")"
+
+# ---- crash survival -------------------------------------------------------------
+survived=0
+for ((run = 1; run <= CRASH_RUNS; run++)); do
+	start_workload crash$run random 3
+	# Kill in the middle of the swapping: after some swap-ins of the passes.
+	p0=$(awk '$1 == "pswpin" {print $2}' /proc/vmstat)
+	for ((i = 0; i < 600; i++)); do
+		p1=$(awk '$1 == "pswpin" {print $2}' /proc/vmstat)
+		[ $((p1 - p0)) -gt $((1500 + 700 * run)) ] && break
+		kill -0 "$wl" 2>/dev/null || break
+		sleep 0.1
+	done
+	read -r r w <"/sys/block/$b/inflight"
+	old=$swapd_pid
+	kill -KILL "$old"
+	wait "$old" 2>/dev/null
+	note "run $run: SIGKILL leap-swapd after pswpin +$((p1 - p0)), in flight $r reads $w writes"
+	sleep 0.5
+	kill -0 "$wl" 2>/dev/null
+	alive=$?
+	start_swapd "$tmp/swapd-rec$run.log" --recover "$id"
+	src=$?
+	ok $src "run $run: leap-swapd --recover $id took $dev over" ||
+		diag "$(cat "$tmp/swapd-rec$run.log")"
+	[ $src = 0 ] || break
+	wait "$wl"
+	rc=$?
+	rmdir "$cg/w$n"
+	is "$rc" 0 "run $run: the workload finished, every page verified (it was $([ $alive = 0 ] && echo alive || echo gone) at the kill)" ||
+		diag "$(tail -n 5 "$tmp/wl-crash$run.err")"
+	[ "$rc" = 0 ] && survived=$((survived + 1))
+done
+is "$survived" "$CRASH_RUNS" "crash survival: $survived of $CRASH_RUNS SIGKILL/recover rounds in a row lost nothing"
+grep -q "^$dev " /proc/swaps
+ok $? "$dev is still swap after the recoveries"
+like "$(dmesg | grep -ci 'read-error\|write-error\|I/O error' | head -n 1)" '^0$' \
+	"the kernel logged no swap I/O error"
+
+# ---- stop -----------------------------------------------------------------------
+kill -TERM "$swapd_pid"
+sleep 1
+kill -0 "$swapd_pid"
+ok $? "leap-swapd refuses SIGTERM while $dev is swap"
+like "$(cat "$tmp"/swapd*.log)" "not stopping: $dev is in use" "... and says why"
+swapoff "$dev"
+ok $? "swapoff $dev (every swapped page read back)"
+
+# ---- page-in throughput: ublk vs NBD ------------------------------------------
+if [ "$PAGEIN" = 1 ]; then
+	pages=$((16 << 8)) # 16 MiB written by the data-path test and swap
+	for t in 1 4; do
+		r=$(timeout -k 5 300 python3 "$repo/tools/pagein-latency.py" "$dev" --name ublk-$t \
+			--pages "$pages" --samples 1500 --threads "$t")
+		note "pagein $r"
+	done
+	if modprobe -d "$modroot" nbd 2>/dev/null; then
+		"$BIN/leap-swapd" --frontend nbd --size "$SIZE" -s "$addr" --dev 2 \
+			--secret-file "$tmp/secret" --threads 16 </dev/null 2>"$tmp/nbd.log" &
+		nbd_pid=$!
+		for ((i = 0; i < 200; i++)); do
+			grep -q 'serving /dev/nbd' "$tmp/nbd.log" && break
+			sleep 0.1
+		done
+		nbd=$(sed -n 's|.*serving \(/dev/nbd[0-9]*\) .*|\1|p' "$tmp/nbd.log")
+		if [ -n "$nbd" ]; then
+			dd if=/dev/urandom of="$nbd" bs=1M count=16 oflag=direct status=none
+			for t in 1 4; do
+				r=$(timeout -k 5 300 python3 "$repo/tools/pagein-latency.py" "$nbd" \
+					--name nbd-$t --pages "$pages" --samples 1500 --threads "$t")
+				note "pagein $r"
+			done
+		fi
+		kill -TERM "$nbd_pid"
+		wait "$nbd_pid"
+		nbd_pid=
+	fi
+fi
+
+kill -TERM "$swapd_pid"
+for ((i = 0; i < 100; i++)); do
+	kill -0 "$swapd_pid" 2>/dev/null || break
+	sleep 0.1
+done
+wait "$swapd_pid"
+is "$?" 0 "leap-swapd stopped the disk and exited 0 after swapoff"
+log=$(ls -t "$tmp"/swapd*.log | head -n 1)
+like "$(cat "$log")" "ublkb$id stopped and deleted" "... and deleted it"
+like "$(cat "$log")" "leap-swapd: reads=[0-9]+ writes=[0-9]+ .*errors=0 .*io_errors=0" \
+	"the last leap-swapd served every request without an I/O error"
+note "$(grep -h 'leap-swapd: reads=' "$tmp"/swapd*.log)"
+swapd_pid=
+[ ! -e /sys/block/"$b" ]
+ok $? "$dev is gone"
+[ ! -e /dev/ublkc"$id" ]
+ok $? "/dev/ublkc$id is gone"
+kill -TERM "$memd_pid"
+wait "$memd_pid"
+memd_pid=
+rmdir "$cg" 2>/dev/null
+[ ! -d "$cg" ]
+ok $? "test cgroups removed"
+# One name per pgrep: a pattern longer than 15 characters matches nothing.
+left=$(for p in leap-swapd leap-memd leap-workload; do pgrep -x "$p"; done)
+is "$left" "" "no daemon or workload left"
+done_testing
