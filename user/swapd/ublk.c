@@ -255,8 +255,9 @@ int swapd_ublk_run(struct swapd *sd, const struct swapd_ublk_opts *o)
 	d->block = cfg.block;
 	d->workers = o->workers < d->depth ? o->workers : d->depth;
 	d->q = calloc(d->queues, sizeof(*d->q));
+	d->served = calloc(d->queues, sizeof(*d->served));
 	d->cdev_fd = open_cdev(id);
-	if (!d->q || d->cdev_fd < 0)
+	if (!d->q || !d->served || d->cdev_fd < 0)
 		goto teardown;
 	for (unsigned i = 0; i < d->queues; i++) {
 		d->q[i] = ublk_queue_start(d, (uint16_t)i);
@@ -304,6 +305,14 @@ teardown:
 		if (d->q[i])
 			ublk_queue_join(d->q[i]);
 	free(d->q);
+	if (started && d->served) {
+		/* Which queues the block layer used (one per CPU it ran on). */
+		fprintf(stderr, "leap-swapd: ublkb%d requests per queue:", id);
+		for (unsigned i = 0; i < d->queues; i++)
+			fprintf(stderr, " %llu", (unsigned long long)d->served[i]);
+		fprintf(stderr, "\n");
+	}
+	free(d->served);
 	if (d->cdev_fd >= 0)
 		close(d->cdev_fd);
 	/* DEL_DEV waits until the char device is released (ublk_ctrl_del_dev

@@ -39,6 +39,7 @@ struct ublk_dev {
 	uint32_t max_io, block;
 	unsigned workers;  /* per queue */
 	uint64_t rejected; /* atomic: descriptors refused (ublkp_check) */
+	uint64_t *served;  /* per queue, atomic: requests served */
 	struct ublk_q **q;
 };
 

@@ -124,6 +124,7 @@ static int32_t serve(struct ublk_q *q, uint16_t tag)
 	uint32_t len;
 	int err, rc = 0;
 
+	__atomic_add_fetch(&dev->served[q->id], 1, __ATOMIC_RELAXED);
 	/* One copy: the descriptor is the driver's memory. */
 	memcpy(&d, (const void *)&q->iod[tag], sizeof(d));
 	a = ublkp_check(&d, dev->sd->size, dev->block, dev->max_io, &off, &len, &err);
