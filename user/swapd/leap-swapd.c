@@ -57,6 +57,7 @@ enum {
 	OPT_FUSE_CLONE,
 	OPT_REG_CACHE,
 	OPT_REG_CACHE_SIZE,
+	OPT_STATE,
 };
 
 static const struct argp_option options[] = {
@@ -93,6 +94,12 @@ static const struct argp_option options[] = {
 	{"control", OPT_CONTROL, "PATH", 0,
 	 "Control socket (mode 0600) for PREFETCH/STATS; enables the prefetch cache", 0},
 	{"cache-pages", OPT_CACHE, "N", 0, "Prefetch cache size in pages (default 4096)",
+	 0},
+	{"state", OPT_STATE, "FILE", 0,
+	 "Keep which pages were written and which replica holds each in FILE "
+	 "(created if absent; on a disk filesystem, not tmpfs): a leap-swapd "
+	 "restarted after a crash with the same FILE, servers and size serves "
+	 "the pages the servers still hold (default: in memory only)",
 	 0},
 	{"no-mlock", OPT_NO_MLOCK, NULL, 0, "Do not lock memory (not for real swap)", 0},
 	{"allow-memcg", OPT_ALLOW_MEMCG, NULL, 0,
@@ -224,6 +231,11 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		if (leap_parse_uint(arg, 10, 1 << 24, &v) || v < 1)
 			argp_error(st, "--cache-pages is 1..16777216");
 		a->cache_pages = (unsigned long)v;
+		break;
+	case OPT_STATE:
+		if (!*arg)
+			argp_error(st, "--state needs a file name");
+		a->mc.state_file = arg;
 		break;
 	case OPT_NO_MLOCK:
 		a->no_mlock = true;
