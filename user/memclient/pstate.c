@@ -73,7 +73,8 @@ int leap_pstate_hdr_check(const struct leap_pstate_hdr *h,
 		return -EBADMSG;
 	}
 	if (h->version != LEAP_PSTATE_VERSION || h->hdr_size != LEAP_PSTATE_HDR_SIZE) {
-		snprintf(err, errlen, "state file version %u (header %u bytes), expected %u",
+		snprintf(err, errlen,
+			 "state file version %u (header %u bytes), expected %u",
 			 h->version, h->hdr_size, LEAP_PSTATE_VERSION);
 		return -EBADMSG;
 	}
@@ -86,7 +87,8 @@ int leap_pstate_hdr_check(const struct leap_pstate_hdr *h,
 		snprintf(err, errlen,
 			 "state file is for a device of %llu pages, this one has %llu "
 			 "(--size)",
-			 (unsigned long long)h->dev_pages, (unsigned long long)g->dev_pages);
+			 (unsigned long long)h->dev_pages,
+			 (unsigned long long)g->dev_pages);
 		return -EINVAL;
 	}
 	if (h->nservers != g->nservers) {
@@ -103,7 +105,8 @@ int leap_pstate_hdr_check(const struct leap_pstate_hdr *h,
 			return -EINVAL;
 		}
 	if (h->replicas != g->replicas) {
-		snprintf(err, errlen, "state file is for %u replica(s), not %u (--replicas)",
+		snprintf(err, errlen,
+			 "state file is for %u replica(s), not %u (--replicas)",
 			 h->replicas, g->replicas);
 		return -EINVAL;
 	}
@@ -114,8 +117,8 @@ int leap_pstate_hdr_check(const struct leap_pstate_hdr *h,
 		return -EINVAL;
 	}
 	if (h->dev != g->dev) {
-		snprintf(err, errlen, "state file is for device id %u, not %u (--dev)", h->dev,
-			 g->dev);
+		snprintf(err, errlen, "state file is for device id %u, not %u (--dev)",
+			 h->dev, g->dev);
 		return -EINVAL;
 	}
 	if (h->clean > 1) {
@@ -124,7 +127,8 @@ int leap_pstate_hdr_check(const struct leap_pstate_hdr *h,
 		return -EBADMSG;
 	}
 	for (unsigned i = 0; i < LEAP_PSTATE_MAX_SERVERS; i++)
-		if (h->have_instance[i] > 1 || (i >= g->nservers && h->have_instance[i])) {
+		if (h->have_instance[i] > 1 ||
+		    (i >= g->nservers && h->have_instance[i])) {
 			snprintf(err, errlen,
 				 "state file header is damaged (instance flag of server "
 				 "%u)",
@@ -235,15 +239,17 @@ int leap_pstate_open(struct leap_pstate *ps, const char *path,
 		if (pwrite(ps->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
 		    fsync(ps->fd)) {
 			rc = errno ? -errno : -EIO;
-			snprintf(err, errlen, "state file %s: writing the header: %s", path,
-				 strerror(-rc));
+			snprintf(err, errlen, "state file %s: writing the header: %s",
+				 path, strerror(-rc));
 			return fail(ps, rc);
 		}
 	} else {
 		if (st.st_size < (off_t)sizeof(h) ||
 		    pread(ps->fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h)) {
-			snprintf(err, errlen, "state file %s: not a leap-swapd state file (%lld bytes)",
-				 path, (long long)st.st_size);
+			snprintf(
+				err, errlen,
+				"state file %s: not a leap-swapd state file (%lld bytes)",
+				path, (long long)st.st_size);
 			return fail(ps, -EBADMSG);
 		}
 		rc = leap_pstate_hdr_check(&h, g, why, sizeof(why));
@@ -252,11 +258,12 @@ int leap_pstate_open(struct leap_pstate *ps, const char *path,
 			return fail(ps, rc);
 		}
 		if ((uint64_t)st.st_size != ps->map_len) {
-			snprintf(err, errlen,
-				 "state file %s: %lld bytes, a device of %llu pages needs "
-				 "%zu (truncated or damaged)",
-				 path, (long long)st.st_size,
-				 (unsigned long long)g->dev_pages, ps->map_len);
+			snprintf(
+				err, errlen,
+				"state file %s: %lld bytes, a device of %llu pages needs "
+				"%zu (truncated or damaged)",
+				path, (long long)st.st_size,
+				(unsigned long long)g->dev_pages, ps->map_len);
 			return fail(ps, -EBADMSG);
 		}
 		ps->reattached = true;

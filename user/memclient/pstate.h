@@ -87,11 +87,11 @@ struct leap_pstate {
 	void *map;
 	size_t map_len;
 	struct leap_pstate_hdr *hdr;
-	uint8_t *pages;	   /* hdr + hdr_size: dev_pages bytes */
-	bool reattached;   /* the file existed and matched */
-	bool was_clean;	   /* ... and its last user closed it */
-	bool on_tmpfs;	   /* swappable: see leap-swapd's --state help */
-	uint64_t written;  /* pages marked written at open */
+	uint8_t *pages;	    /* hdr + hdr_size: dev_pages bytes */
+	bool reattached;    /* the file existed and matched */
+	bool was_clean;	    /* ... and its last user closed it */
+	bool on_tmpfs;	    /* swappable: see leap-swapd's --state help */
+	uint64_t written;   /* pages marked written at open */
 	uint64_t in_flight; /* pages settled (a write in flight at the death) */
 };
 

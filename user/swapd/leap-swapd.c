@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "leap/size.h"
 #include "swapd.h"
@@ -58,6 +59,9 @@ enum {
 	OPT_REG_CACHE,
 	OPT_REG_CACHE_SIZE,
 	OPT_STATE,
+	OPT_NBD_CONNS,
+	OPT_NBD_DEAD,
+	OPT_RECONNECT,
 };
 
 static const struct argp_option options[] = {
@@ -66,6 +70,19 @@ static const struct argp_option options[] = {
 	{"mount", 'm', "DIR", 0, "FUSE mount point (an existing directory; fuse only)",
 	 0},
 	{"device", OPT_DEVICE, "/dev/nbdN", 0, "NBD device (default: the first free one)",
+	 0},
+	{"nbd-connections", OPT_NBD_CONNS, "N", 0,
+	 "NBD: sockets given to the driver, one hardware queue each (default: the "
+	 "number of CPUs, at most 16)",
+	 0},
+	{"nbd-dead-timeout", OPT_NBD_DEAD, "SECONDS", 0,
+	 "NBD: when every connection is dead (leap-swapd killed), the kernel holds "
+	 "I/O this long for a --reconnect before failing it (default 120; 0: fail "
+	 "at once)",
+	 0},
+	{"reconnect", OPT_RECONNECT, "/dev/nbdN", 0,
+	 "NBD: take over this device, whose leap-swapd died, with fresh sockets "
+	 "(NBD_CMD_RECONFIGURE); needs the dead one's --state, servers and size",
 	 0},
 	{"nbd-socket", OPT_NBD_SOCKET, "FD", 0,
 	 "Serve NBD requests on this inherited socket, no device (for tests)", 0},
@@ -124,6 +141,8 @@ struct args {
 	const char *mount, *secret_file, *control, *device;
 	int nbd_socket;
 	bool nbd;
+	const char *reconnect;
+	unsigned long nbd_conns, nbd_dead;
 	unsigned long cache_pages;
 	uint64_t size;
 	unsigned long threads;
@@ -232,6 +251,19 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			argp_error(st, "--cache-pages is 1..16777216");
 		a->cache_pages = (unsigned long)v;
 		break;
+	case OPT_NBD_CONNS:
+		if (leap_parse_uint(arg, 10, SWAPD_NBD_MAX_CONNS, &v) || v < 1)
+			argp_error(st, "--nbd-connections is 1..%d", SWAPD_NBD_MAX_CONNS);
+		a->nbd_conns = (unsigned long)v;
+		break;
+	case OPT_NBD_DEAD:
+		if (leap_parse_uint(arg, 10, 86400, &v))
+			argp_error(st, "--nbd-dead-timeout is 0..86400 seconds");
+		a->nbd_dead = (unsigned long)v;
+		break;
+	case OPT_RECONNECT:
+		a->reconnect = arg;
+		break;
 	case OPT_STATE:
 		if (!*arg)
 			argp_error(st, "--state needs a file name");
@@ -269,11 +301,16 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			argp_error(st, "--mount is required with the FUSE frontend");
 		if (a->nbd && a->mount)
 			argp_error(st, "--mount is for the FUSE frontend");
-		if (!a->nbd && (a->device || a->nbd_socket >= 0))
-			argp_error(st,
-				   "--device and --nbd-socket are for the NBD frontend");
-		if (a->device && a->nbd_socket >= 0)
-			argp_error(st, "--device or --nbd-socket, not both");
+		if (!a->nbd && (a->device || a->nbd_socket >= 0 || a->reconnect))
+			argp_error(st, "--device, --reconnect and --nbd-socket are for "
+				       "the NBD frontend");
+		if (!!a->device + (a->nbd_socket >= 0) + !!a->reconnect > 1)
+			argp_error(st, "one of --device, --reconnect, --nbd-socket");
+		/* Without the dead daemon's record every page the kernel swapped
+		 * out would read as zeros. */
+		if (a->reconnect && !a->mc.state_file)
+			argp_error(st, "--reconnect needs the --state FILE of the "
+				       "leap-swapd that died");
 		if (a->mc.replicas > a->mc.nservers)
 			argp_error(st, "--replicas 2 needs two servers");
 		break;
@@ -291,6 +328,7 @@ int main(int argc, char **argv)
 		.fuse = {.max_background = 64, .clone_fd = 1},
 		.cache_pages = 4096,
 		.nbd_socket = -1,
+		.nbd_dead = 120,
 	};
 	struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
 	static uint8_t secret[LEAP_SECRET_MAX];
@@ -359,10 +397,24 @@ int main(int argc, char **argv)
 		leap_mc_close(sd.mc);
 		return 1;
 	}
-	if (a.nbd)
-		rc = swapd_nbd_run(&sd, a.device, a.nbd_socket, (int)a.threads);
-	else
+	if (a.nbd) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		struct swapd_nbd_opts no = {
+			.device = a.reconnect ? a.reconnect : a.device,
+			.sock_fd = a.nbd_socket,
+			.nthreads = (int)a.threads,
+			.connections = a.nbd_conns		    ? (int)a.nbd_conns
+				       : ncpu < 1		    ? 1
+				       : ncpu > SWAPD_NBD_MAX_CONNS ? SWAPD_NBD_MAX_CONNS
+								    : (int)ncpu,
+			.dead_timeout_s = (unsigned)a.nbd_dead,
+			.reconnect = a.reconnect != NULL,
+		};
+
+		rc = swapd_nbd_run(&sd, &no);
+	} else {
 		rc = swapd_fuse_run(&sd, a.mount, (int)a.threads, &a.fuse);
+	}
 	swapd_ctl_stop(&sd);
 	swapd_print_stats(&sd, stderr);
 	leap_mc_close(sd.mc);
