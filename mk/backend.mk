@@ -64,10 +64,12 @@ $(BIN)/leap-memd: $(MEMD_OBJS) $(WIRE_OBJS) $(LIBLEAP)
 	$(CC) $(CFLAGS) $^ -o $@ $(WIRE_LIBS) -pthread
 
 # ---- memclient library and leap-memctl ----
-MEMCLIENT_OBJS := $(BACKEND_DIR)/memclient/memclient.o $(BACKEND_DIR)/memclient/pipe.o
+MEMCLIENT_OBJS := $(BACKEND_DIR)/memclient/memclient.o $(BACKEND_DIR)/memclient/pipe.o \
+	$(BACKEND_DIR)/memclient/pstate.o
 MEMCLIENT_CFLAGS := -Iuser/wire -Iuser/memclient
 
 $(BACKEND_DIR)/memclient/%.o: user/memclient/%.c $(WIRE_HDRS) user/memclient/memclient.h user/memclient/pipe.h \
+		user/memclient/pstate.h \
 		| $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(MEMCLIENT_CFLAGS) -pthread -c $< -o $@
@@ -79,11 +81,17 @@ $(BIN)/leap-memctl: $(BACKEND_DIR)/memclient/leap-memctl.o $(MEMCLIENT_OBJS) $(W
 
 ALL_BINS += $(BIN)/leap-memd $(BIN)/leap-memctl
 
-UNIT_SRC_test_wire_store := user/memd/store.c user/memclient/memclient.c user/memclient/pipe.c $(WIRE_SRCS)
+UNIT_SRC_test_wire_store := user/memd/store.c user/memclient/memclient.c user/memclient/pipe.c \
+	user/memclient/pstate.c $(WIRE_SRCS)
 UNIT_LIBS_test_wire_store := -Iuser/wire -Iuser/memd -Iuser/memclient -Iuser/reg -pthread \
 	$(WIRE_LIBS)
 $(OUTPUT)/tests/test_wire_store $(OUTPUT)/tests-san/test_wire_store: user/memd/memd.h \
 	user/memclient/memclient.h
+
+# The --state file's header and page checks, and the file itself.
+UNIT_SRC_test_pstate := user/memclient/pstate.c
+UNIT_LIBS_test_pstate := -Iuser/memclient
+$(OUTPUT)/tests/test_pstate $(OUTPUT)/tests-san/test_pstate: user/memclient/pstate.h
 
 # ---- leap-swapd: FUSE frontend over memclient ----
 FUSE_CFLAGS := $(CFG_FUSE_CFLAGS)

@@ -23,12 +23,12 @@
  */
 #include <argp.h>
 #include <errno.h>
-#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "leap/size.h"
 #include "swapd.h"
@@ -71,6 +71,10 @@ enum {
 	OPT_UBLK_BLOCK,
 	OPT_UBLK_RECOVERY,
 	OPT_RECOVER,
+	OPT_STATE,
+	OPT_NBD_CONNS,
+	OPT_NBD_DEAD,
+	OPT_RECONNECT,
 };
 
 static const struct argp_option options[] = {
@@ -81,6 +85,19 @@ static const struct argp_option options[] = {
 	{"mount", 'm', "DIR", 0, "FUSE mount point (an existing directory; fuse only)",
 	 0},
 	{"device", OPT_DEVICE, "/dev/nbdN", 0, "NBD device (default: the first free one)",
+	 0},
+	{"nbd-connections", OPT_NBD_CONNS, "N", 0,
+	 "NBD: sockets given to the driver, one hardware queue each (default: the "
+	 "number of CPUs, at most 16)",
+	 0},
+	{"nbd-dead-timeout", OPT_NBD_DEAD, "SECONDS", 0,
+	 "NBD: when every connection is dead (leap-swapd killed), the kernel holds "
+	 "I/O this long for a --reconnect before failing it (default 120; 0: fail "
+	 "at once)",
+	 0},
+	{"reconnect", OPT_RECONNECT, "/dev/nbdN", 0,
+	 "NBD: take over this device, whose leap-swapd died, with fresh sockets "
+	 "(NBD_CMD_RECONFIGURE); needs the dead one's --state, servers and size",
 	 0},
 	{"nbd-socket", OPT_NBD_SOCKET, "FD", 0,
 	 "Serve NBD requests on this inherited socket, no device (for tests)", 0},
@@ -125,6 +142,12 @@ static const struct argp_option options[] = {
 	 "Control socket (mode 0600) for PREFETCH/STATS; enables the prefetch cache", 0},
 	{"cache-pages", OPT_CACHE, "N", 0, "Prefetch cache size in pages (default 4096)",
 	 0},
+	{"state", OPT_STATE, "FILE", 0,
+	 "Keep which pages were written and which replica holds each in FILE "
+	 "(created if absent; on a disk filesystem, not tmpfs): a leap-swapd "
+	 "restarted after a crash with the same FILE, servers and size serves "
+	 "the pages the servers still hold (default: in memory only)",
+	 0},
 	{"no-mlock", OPT_NO_MLOCK, NULL, 0, "Do not lock memory (not for real swap)", 0},
 	{"allow-memcg", OPT_ALLOW_MEMCG, NULL, 0,
 	 "Start even inside a memory-limited cgroup (deadlock-prone)", 0},
@@ -149,6 +172,8 @@ struct args {
 	int nbd_socket;
 	bool nbd, ublk;
 	struct swapd_ublk_opts ub;
+	const char *reconnect;
+	unsigned long nbd_conns, nbd_dead;
 	unsigned long cache_pages;
 	uint64_t size;
 	unsigned long threads;
@@ -288,6 +313,24 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			argp_error(st, "--cache-pages is 1..16777216");
 		a->cache_pages = (unsigned long)v;
 		break;
+	case OPT_NBD_CONNS:
+		if (leap_parse_uint(arg, 10, SWAPD_NBD_MAX_CONNS, &v) || v < 1)
+			argp_error(st, "--nbd-connections is 1..%d", SWAPD_NBD_MAX_CONNS);
+		a->nbd_conns = (unsigned long)v;
+		break;
+	case OPT_NBD_DEAD:
+		if (leap_parse_uint(arg, 10, 86400, &v))
+			argp_error(st, "--nbd-dead-timeout is 0..86400 seconds");
+		a->nbd_dead = (unsigned long)v;
+		break;
+	case OPT_RECONNECT:
+		a->reconnect = arg;
+		break;
+	case OPT_STATE:
+		if (!*arg)
+			argp_error(st, "--state needs a file name");
+		a->mc.state_file = arg;
+		break;
 	case OPT_NO_MLOCK:
 		a->no_mlock = true;
 		break;
@@ -324,17 +367,22 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 				 a->ub.recovery >= 0 || a->ub.recover_id >= 0))
 			argp_error(st,
 				   "--ublk-* and --recover are for the ublk frontend");
-		/* Without a record of which pages were written where, only one
-		 * copy can be trusted after a restart: a replica that missed a
-		 * write would be read as current. */
-		if (a->ub.recover_id >= 0 && a->mc.replicas > 1)
-			argp_error(st, "--recover with --replicas 2 needs the per-page "
-				       "state of the dead daemon, which is not kept");
-		if (!a->nbd && (a->device || a->nbd_socket >= 0))
-			argp_error(st,
-				   "--device and --nbd-socket are for the NBD frontend");
-		if (a->device && a->nbd_socket >= 0)
-			argp_error(st, "--device or --nbd-socket, not both");
+		/* Without the dead daemon's record of which pages were written
+		 * where (--state), only one copy can be trusted after a restart:
+		 * a replica that missed a write would be read as current. */
+		if (a->ub.recover_id >= 0 && a->mc.replicas > 1 && !a->mc.state_file)
+			argp_error(st, "--recover with --replicas 2 needs the --state "
+				       "FILE of the leap-swapd that died");
+		if (!a->nbd && (a->device || a->nbd_socket >= 0 || a->reconnect))
+			argp_error(st, "--device, --reconnect and --nbd-socket are for "
+				       "the NBD frontend");
+		if (!!a->device + (a->nbd_socket >= 0) + !!a->reconnect > 1)
+			argp_error(st, "one of --device, --reconnect, --nbd-socket");
+		/* Without the dead daemon's record every page the kernel swapped
+		 * out would read as zeros. */
+		if (a->reconnect && !a->mc.state_file)
+			argp_error(st, "--reconnect needs the --state FILE of the "
+				       "leap-swapd that died");
 		if (a->mc.replicas > a->mc.nservers)
 			argp_error(st, "--replicas 2 needs two servers");
 		break;
@@ -375,6 +423,7 @@ int main(int argc, char **argv)
 		.cache_pages = 4096,
 		.nbd_socket = -1,
 		.ub = {.recovery = -1, .recover_id = -1},
+		.nbd_dead = 120,
 	};
 	struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
 	static uint8_t secret[LEAP_SECRET_MAX];
@@ -419,10 +468,11 @@ int main(int argc, char **argv)
 	a.mc.secret = secret;
 	a.mc.secret_len = (size_t)slen;
 	a.mc.dev_pages = a.size / LEAP_WIRE_PAGE_SIZE;
-	/* A recovered device's pages were written by the dead daemon: count
-	 * them as written, so a page the server lacks is an error, not zeros
+	/* A recovered device's pages were written by the dead daemon.  With
+	 * its --state, memclient knows which and where; without, count every
+	 * page as written, so a page the server lacks is an error, not zeros
 	 * (one replica only, checked above). */
-	if (a.ub.recover_id >= 0)
+	if (a.ub.recover_id >= 0 && !a.mc.state_file)
 		a.mc.existing = 1;
 	sd.size = a.size;
 	sd.verbose = a.verbose;
@@ -454,12 +504,26 @@ int main(int argc, char **argv)
 		leap_mc_close(sd.mc);
 		return 1;
 	}
-	if (a.ublk)
+	if (a.ublk) {
 		rc = swapd_ublk_run(&sd, &a.ub);
-	else if (a.nbd)
-		rc = swapd_nbd_run(&sd, a.device, a.nbd_socket, (int)a.threads);
-	else
+	} else if (a.nbd) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		struct swapd_nbd_opts no = {
+			.device = a.reconnect ? a.reconnect : a.device,
+			.sock_fd = a.nbd_socket,
+			.nthreads = (int)a.threads,
+			.connections = a.nbd_conns		    ? (int)a.nbd_conns
+				       : ncpu < 1		    ? 1
+				       : ncpu > SWAPD_NBD_MAX_CONNS ? SWAPD_NBD_MAX_CONNS
+								    : (int)ncpu,
+			.dead_timeout_s = (unsigned)a.nbd_dead,
+			.reconnect = a.reconnect != NULL,
+		};
+
+		rc = swapd_nbd_run(&sd, &no);
+	} else {
 		rc = swapd_fuse_run(&sd, a.mount, (int)a.threads, &a.fuse);
+	}
 	swapd_ctl_stop(&sd);
 	swapd_print_stats(&sd, stderr);
 	leap_mc_close(sd.mc);

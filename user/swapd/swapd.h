@@ -57,17 +57,29 @@ int swapd_fuse_run(struct swapd *sd, const char *mountpoint, int max_threads,
 		   const struct swapd_fuse_opts *fo);
 void swapd_print_stats(struct swapd *sd, FILE *f);
 
+#define SWAPD_NBD_MAX_CONNS 16
+
+struct swapd_nbd_opts {
+	const char *device;	 /* /dev/nbdN, or NULL for the first free one */
+	int sock_fd;		 /* >= 0: serve this socket, no device (tests) */
+	int nthreads;		 /* workers, spread over the connections (>= 1 each) */
+	int connections;	 /* sockets given to the driver, 1..SWAPD_NBD_MAX_CONNS */
+	unsigned dead_timeout_s; /* NBD_ATTR_DEAD_CONN_TIMEOUT; 0: none */
+	bool reconnect; /* device is configured and lost its server: take it over */
+};
+
 /*
- * The NBD frontend (nbd.c): attaches device (a /dev/nbdN path, or NULL for
- * the first free one) to a socketpair through the kernel's ioctl interface
- * and serves it with nthreads workers until a stop signal that arrives
- * while the device is not claimed (swapon holds it exclusively), or until
- * the kernel drops the connection.  0 on a clean stop, 1 on failure (with
- * the reason on stderr).  sock_fd >= 0 instead serves the NBD transmission
- * phase on that connected socket, no device (tests drive the request
- * handling with it): a stop signal or NBD_CMD_DISC ends it cleanly.
+ * The NBD frontend (nbd.c): attaches o->device to socketpairs through the
+ * kernel's netlink interface (or, with o->reconnect, hands fresh sockets
+ * to a device whose leap-swapd died) and serves it until a stop signal
+ * that arrives while the device is not claimed (swapon holds it
+ * exclusively), or until the kernel drops every connection.  0 on a clean
+ * stop, 1 on failure (with the reason on stderr).  o->sock_fd >= 0 instead
+ * serves the NBD transmission phase on that connected socket, no device
+ * (tests drive the request handling with it): a stop signal or
+ * NBD_CMD_DISC ends it cleanly.
  */
-int swapd_nbd_run(struct swapd *sd, const char *device, int sock_fd, int nthreads);
+int swapd_nbd_run(struct swapd *sd, const struct swapd_nbd_opts *o);
 /* 0 if the kernel's NBD driver is loaded; -1 with a reason in err. */
 int swapd_nbd_probe(char *err, size_t errlen);
 
