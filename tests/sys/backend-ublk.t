@@ -80,7 +80,7 @@ ls "$MODDIR"/kernel/drivers/block/ublk_drv.ko* >/dev/null 2>&1 ||
 mkdir -p "$VM_CACHE/runs"
 run=$(mktemp -d "$VM_CACHE/runs/backend-ublk-t.XXXXXX")
 t0=$(date +%s)
-bash "$repo/tests/vm/boot.sh" --quiet --timeout 1100 --mem 1024 --smp 4 --swap-mib 0 \
+bash "$repo/tests/vm/boot.sh" --quiet --timeout 1100 --mem 1536 --smp 4 --swap-mib 64 \
 	--run-dir "$run" 6.12 "$repo/tests/vm/guest-ublk.sh" "$repo" "$modroot" \
 	"${LEAP_UBLK_CRASH_RUNS:-3}" "${LEAP_UBLK_PAGEIN:-1}"
 rc=$?

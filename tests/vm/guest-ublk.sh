@@ -7,15 +7,18 @@
 # SIGKILL/recover rounds; PAGEIN 0 skips the ublk-vs-NBD page-in
 # measurement (default 1).
 #
-#   ublk_drv loads; leap-memd (loopback) and leap-swapd --frontend ublk
-#   start with one queue per CPU and depth 64; the disk has the size, 4 KiB
+#   ublk_drv loads; two leap-memd (loopback) and leap-swapd --frontend
+#   ublk with two replicas and --state on an ext4 on the guest's disk
+#   /dev/vda start with one queue per CPU and depth 64; the disk has the size, 4 KiB
 #   blocks, discard, the queues and the depth asked for; data written with
 #   direct I/O reads back, a discard reads as zeros; mkswap/swapon; a
 #   4-thread random workload over FOOT in a LIMIT memcg (every page
 #   checksummed, exit 3 on a bad one) with the disk's in-flight count
 #   sampled (more than one request at once); crash survival: CRASH_RUNS times, SIGKILL leap-swapd while
 #   the workload swaps, restart it with --recover, the workload finishes
-#   with every page verified and is not killed; page-in throughput of 1
+#   with every page verified and is not killed (--recover reattaches
+#   through --state); the same once more with one replica and no --state
+#   (every page counted written) on a second device; page-in throughput of 1
 #   and 4 readers through ublk and through the NBD frontend; SIGTERM
 #   refused under swap; swapoff; SIGTERM stops and deletes the disk.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -28,7 +31,8 @@ exec >/run/leapvm/guest.tap 2>&1
 BIN=$repo/bin
 tmp=$(mktemp -d /tmp/guest-ublk.XXXXXX)
 cg=/sys/fs/cgroup/leap-ublk-t
-dev= memd_pid= swapd_pid= nbd_pid=
+dev= swapd_pid= nbd_pid= state_mnt=
+memd_pids=()
 FOOT=${FOOT:-48M} LIMIT=${LIMIT:-16M}
 CRASH_RUNS=${3:-3}
 PAGEIN=${4:-1}
@@ -57,7 +61,8 @@ teardown()
 		done
 		kill -KILL "$p" 2>/dev/null
 	done
-	[ -n "$memd_pid" ] && kill -TERM "$memd_pid" 2>/dev/null
+	for p in "${memd_pids[@]}"; do kill -TERM "$p" 2>/dev/null; done
+	[ -n "$state_mnt" ] && umount "$state_mnt"
 	cp "$tmp"/*.log "$tmp"/*.out "$tmp"/*.err /run/leapvm/ 2>/dev/null
 	dmesg >/run/leapvm/dmesg.txt 2>&1
 	rm -rf "$tmp"
@@ -74,16 +79,31 @@ mount -t debugfs none /sys/kernel/debug 2>/dev/null
 ip link set lo up
 head -c 48 /dev/urandom | base64 >"$tmp/secret"
 chmod 600 "$tmp/secret"
-"$BIN/leap-memd" --size 256M --listen 127.0.0.1:0 --port-file "$tmp/memd.port" \
-	--secret-file "$tmp/secret" </dev/null 2>"$tmp/memd.log" &
-memd_pid=$!
-for ((i = 0; i < 100; i++)); do
-	[ -s "$tmp/memd.port" ] && break
-	sleep 0.1
+addrs=()
+for m in a b; do
+	"$BIN/leap-memd" --size 256M --listen 127.0.0.1:0 --port-file "$tmp/memd-$m.port" \
+		--secret-file "$tmp/secret" </dev/null 2>"$tmp/memd-$m.log" &
+	memd_pids+=($!)
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$tmp/memd-$m.port" ] && break
+		sleep 0.1
+	done
+	[ -s "$tmp/memd-$m.port" ] || bail_out "leap-memd did not start: $(cat "$tmp/memd-$m.log")"
+	addrs+=("$(cat "$tmp/memd-$m.port")")
 done
-[ -s "$tmp/memd.port" ] || bail_out "leap-memd did not start: $(cat "$tmp/memd.log")"
-addr=$(cat "$tmp/memd.port")
-SWAPD_ARGS=(--frontend ublk --size "$SIZE" -s "$addr" --secret-file "$tmp/secret")
+addr=${addrs[0]}
+# The per-page state on a disk filesystem (the guest's virtio disk): on
+# tmpfs its pages could be swapped out to the very device whose daemon
+# needs them to come back.
+if [ -b /dev/vda ] && mkfs.ext4 -q -F /dev/vda >/dev/null 2>&1 &&
+	mkdir -p "$tmp/state" && mount /dev/vda "$tmp/state"; then
+	state_mnt=$tmp/state
+	pass "ext4 on /dev/vda for the --state file"
+else
+	bail_out "no disk filesystem for the --state file (/dev/vda)"
+fi
+SWAPD_ARGS=(--frontend ublk --size "$SIZE" -s "${addrs[0]}" -s "${addrs[1]}" -r 2
+	--state "$state_mnt/ublk.state" --secret-file "$tmp/secret")
 
 # start_swapd LOG [ARGS...]: leap-swapd in the background until it prints
 # the disk it serves; sets swapd_pid.
@@ -184,14 +204,17 @@ cmp_ok "$maxin" '>' 1 "more than one request in flight at once on $dev (peak $ma
 note "$(cat "$tmp/wl-plain.out")"
 
 # ---- crash survival -------------------------------------------------------------
-survived=0
-for ((run = 1; run <= CRASH_RUNS; run++)); do
-	start_workload crash$run random 3
-	# Kill in the middle of the swapping: after some swap-ins of the passes.
+# crash_round TAG: a random workload (3 passes, 4 threads); SIGKILL
+# leap-swapd once it has swapped in a while, restart it with --recover; the
+# workload must finish with every page verified.  0 if it did.
+crash_round()
+{
+	local tag=$1 p0 p1 r w old alive src rc
+	start_workload "$tag" random 3
 	p0=$(awk '$1 == "pswpin" {print $2}' /proc/vmstat)
 	for ((i = 0; i < 600; i++)); do
 		p1=$(awk '$1 == "pswpin" {print $2}' /proc/vmstat)
-		[ $((p1 - p0)) -gt $((1500 + 700 * run)) ] && break
+		[ $((p1 - p0)) -gt $((1500 + 500 * (n % 5))) ] && break
 		kill -0 "$wl" 2>/dev/null || break
 		sleep 0.1
 	done
@@ -199,23 +222,30 @@ for ((run = 1; run <= CRASH_RUNS; run++)); do
 	old=$swapd_pid
 	kill -KILL "$old"
 	wait "$old" 2>/dev/null
-	note "run $run: SIGKILL leap-swapd after pswpin +$((p1 - p0)), in flight $r reads $w writes"
+	note "$tag: SIGKILL leap-swapd after pswpin +$((p1 - p0)), in flight $r reads $w writes"
 	sleep 0.5
 	kill -0 "$wl" 2>/dev/null
 	alive=$?
-	start_swapd "$tmp/swapd-rec$run.log" --recover "$id"
+	start_swapd "$tmp/swapd-$tag.log" --recover "$id"
 	src=$?
-	ok $src "run $run: leap-swapd --recover $id took $dev over" ||
-		diag "$(cat "$tmp/swapd-rec$run.log")"
-	[ $src = 0 ] || break
+	ok $src "$tag: leap-swapd --recover $id took $dev over" ||
+		diag "$(cat "$tmp/swapd-$tag.log")"
+	if [ $src != 0 ]; then
+		kill -KILL "$wl" 2>/dev/null
+		return 1
+	fi
 	wait "$wl"
 	rc=$?
 	rmdir "$cg/w$n"
-	is "$rc" 0 "run $run: the workload finished, every page verified (it was $([ $alive = 0 ] && echo alive || echo gone) at the kill)" ||
-		diag "$(tail -n 5 "$tmp/wl-crash$run.err")"
-	[ "$rc" = 0 ] && survived=$((survived + 1))
+	is "$rc" 0 "$tag: the workload finished, every page verified (it was $([ $alive = 0 ] && echo alive || echo gone) at the kill)" ||
+		diag "$(tail -n 5 "$tmp/wl-$tag.err")"
+}
+
+survived=0
+for ((run = 1; run <= CRASH_RUNS; run++)); do
+	crash_round "r2-state-$run" && survived=$((survived + 1))
 done
-is "$survived" "$CRASH_RUNS" "crash survival: $survived of $CRASH_RUNS SIGKILL/recover rounds in a row lost nothing"
+is "$survived" "$CRASH_RUNS" "crash survival, 2 replicas + --state: $survived of $CRASH_RUNS SIGKILL/recover rounds in a row lost nothing"
 grep -q "^$dev " /proc/swaps
 ok $? "$dev is still swap after the recoveries"
 like "$(dmesg | grep -ci 'read-error\|write-error\|I/O error' | head -n 1)" '^0$' \
@@ -243,7 +273,7 @@ if [ "$PAGEIN" = 1 ]; then
 		note "pagein $r"
 	done
 	if modprobe -d "$modroot" nbd 2>/dev/null; then
-		"$BIN/leap-swapd" --frontend nbd --size "$SIZE" -s "$addr" --dev 2 \
+		"$BIN/leap-swapd" --frontend nbd --size "$SIZE" -s "$addr" --dev 5 \
 			--secret-file "$tmp/secret" --threads 16 </dev/null 2>"$tmp/nbd.log" &
 		nbd_pid=$!
 		for ((i = 0; i < 200; i++)); do
@@ -289,9 +319,29 @@ swapd_pid=
 ok $? "$dev is gone"
 [ ! -e /dev/ublkc"$id" ]
 ok $? "/dev/ublkc$id is gone"
-kill -TERM "$memd_pid"
-wait "$memd_pid"
-memd_pid=
+
+# ---- one replica, no --state --------------------------------------------------
+# --recover counts every page as written (docs/backend.md).
+SWAPD_ARGS=(--frontend ublk --size "$SIZE" -s "$addr" --dev 3 --secret-file "$tmp/secret")
+start_swapd "$tmp/swapd-r1.log" || bail_out "leap-swapd r=1 did not start: $(cat "$tmp/swapd-r1.log")"
+dev=$(sed -n 's|.*serving \(/dev/ublkb[0-9]*\) .*|\1|p' "$tmp/swapd-r1.log" | head -n 1)
+b=${dev#/dev/}
+id=${b#ublkb}
+mkswap -q "$dev" >/dev/null && swapon -p 32767 "$dev"
+ok $? "r=1: mkswap + swapon $dev"
+crash_round "r1-nostate"
+swapoff "$dev"
+ok $? "r=1: swapoff $dev (every swapped page read back)"
+kill -TERM "$swapd_pid"
+wait "$swapd_pid"
+is "$?" 0 "r=1: leap-swapd stopped and exited 0"
+like "$(cat "$tmp/swapd-r1-nostate.log")" "errors=0 .*io_errors=0" "r=1: no I/O error"
+swapd_pid=
+for p in "${memd_pids[@]}"; do
+	kill -TERM "$p"
+	wait "$p"
+done
+memd_pids=()
 rmdir "$cg" 2>/dev/null
 [ ! -d "$cg" ]
 ok $? "test cgroups removed"
