@@ -61,8 +61,8 @@ is "$?" 2 "--ublk-depth 0 is a usage error"
 swapd --frontend ublk --ublk-block 1024 --size 64M -s 127.0.0.1:1
 is "$?" 2 "--ublk-block 1024 is a usage error"
 swapd --frontend ublk --recover 0 -r 2 --size 64M -s 127.0.0.1:1 -s 127.0.0.1:2
-is "$?" 2 "--recover with two replicas is refused (no per-page state survives)"
-like "$(cat "$tmp/err")" "needs the per-page state" "... saying why"
+is "$?" 2 "--recover with two replicas and no --state is refused"
+like "$(cat "$tmp/err")" "needs the --state FILE" "... saying why"
 
 # ---- the 6.12 guest ---------------------------------------------------------------
 bash "$repo/tests/vm/deps.sh" >&2 || bail_out "cannot install qemu/busybox (tests/vm/deps.sh)"

@@ -95,12 +95,14 @@ addr=${addrs[0]}
 # The per-page state on a disk filesystem (the guest's virtio disk): on
 # tmpfs its pages could be swapped out to the very device whose daemon
 # needs them to come back.
-if [ -b /dev/vda ] && mkfs.ext4 -q -F /dev/vda >/dev/null 2>&1 &&
-	mkdir -p "$tmp/state" && mount /dev/vda "$tmp/state"; then
+# (ext4 is a module in Debian's 6.12.)
+modprobe -d "$modroot" ext4 2>"$tmp/fs.err"
+if [ -b /dev/vda ] && mkfs.ext4 -q -F /dev/vda >>"$tmp/fs.err" 2>&1 &&
+	mkdir -p "$tmp/state" && mount -t ext4 /dev/vda "$tmp/state" 2>>"$tmp/fs.err"; then
 	state_mnt=$tmp/state
 	pass "ext4 on /dev/vda for the --state file"
 else
-	bail_out "no disk filesystem for the --state file (/dev/vda)"
+	bail_out "no disk filesystem for the --state file (/dev/vda): $(cat "$tmp/fs.err")"
 fi
 SWAPD_ARGS=(--frontend ublk --size "$SIZE" -s "${addrs[0]}" -s "${addrs[1]}" -r 2
 	--state "$state_mnt/ublk.state" --secret-file "$tmp/secret")
