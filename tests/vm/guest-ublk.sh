@@ -220,6 +220,15 @@ crash_round()
 		kill -0 "$wl" 2>/dev/null || break
 		sleep 0.1
 	done
+	# Every other round waits (up to 5 s) for a swap-out in flight, so
+	# that writes as well as reads are cut off by the kill (the driver
+	# reissues both; --state marks such a page written nowhere until the
+	# reissued write lands).
+	for ((i = 0; i < 500 && n % 2 == 0; i++)); do
+		read -r r w <"/sys/block/$b/inflight"
+		[ "$w" -gt 0 ] && break
+		sleep 0.01
+	done
 	read -r r w <"/sys/block/$b/inflight"
 	old=$swapd_pid
 	kill -KILL "$old"
