@@ -125,7 +125,10 @@ static const struct argp_option options[] = {
 	{"stripe", OPT_STRIPE, "PAGES", 0, "Stripe unit in pages (default 16)", 0},
 	{"retry-ms", OPT_RETRY, "MS", 0, "Retry a lost server this long (default 10000)",
 	 0},
-	{"threads", OPT_THREADS, "N", 0, "FUSE or NBD worker threads (default 16)", 0},
+	{"threads", OPT_THREADS, "N", 0,
+	 "FUSE or NBD worker threads; ublk: workers shared out among the queues, at "
+	 "least 2 each (default 16)",
+	 0},
 	{"conns", OPT_CONNS, "N", 0,
 	 "TCP: connections per server, each pipelined (default 2, at most 16)", 0},
 	{"window", OPT_WINDOW, "N", 0,
