@@ -22,8 +22,9 @@
  * commit (ublk_map_io / ublk_unmap_io).
  *
  * The ring uses IORING_SETUP_COOP_TASKRUN: the driver's task work (new
- * requests) waits for the queue thread's next io_uring_enter instead of
- * interrupting it, which only ever waits in io_uring anyway.
+ * requests, io_uring_cmd_complete_in_task) is signalled without an IPI and
+ * runs in the queue thread's io_uring_enter, where that thread waits
+ * anyway; it never interrupts a worker (task work goes to the submitter).
  */
 #include <errno.h>
 #include <signal.h>
