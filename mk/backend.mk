@@ -64,10 +64,12 @@ $(BIN)/leap-memd: $(MEMD_OBJS) $(WIRE_OBJS) $(LIBLEAP)
 	$(CC) $(CFLAGS) $^ -o $@ $(WIRE_LIBS) -pthread
 
 # ---- memclient library and leap-memctl ----
-MEMCLIENT_OBJS := $(BACKEND_DIR)/memclient/memclient.o $(BACKEND_DIR)/memclient/pipe.o
+MEMCLIENT_OBJS := $(BACKEND_DIR)/memclient/memclient.o $(BACKEND_DIR)/memclient/pipe.o \
+	$(BACKEND_DIR)/memclient/pstate.o
 MEMCLIENT_CFLAGS := -Iuser/wire -Iuser/memclient
 
 $(BACKEND_DIR)/memclient/%.o: user/memclient/%.c $(WIRE_HDRS) user/memclient/memclient.h user/memclient/pipe.h \
+		user/memclient/pstate.h \
 		| $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(MEMCLIENT_CFLAGS) -pthread -c $< -o $@
@@ -79,18 +81,26 @@ $(BIN)/leap-memctl: $(BACKEND_DIR)/memclient/leap-memctl.o $(MEMCLIENT_OBJS) $(W
 
 ALL_BINS += $(BIN)/leap-memd $(BIN)/leap-memctl
 
-UNIT_SRC_test_wire_store := user/memd/store.c user/memclient/memclient.c user/memclient/pipe.c $(WIRE_SRCS)
+UNIT_SRC_test_wire_store := user/memd/store.c user/memclient/memclient.c user/memclient/pipe.c \
+	user/memclient/pstate.c $(WIRE_SRCS)
 UNIT_LIBS_test_wire_store := -Iuser/wire -Iuser/memd -Iuser/memclient -Iuser/reg -pthread \
 	$(WIRE_LIBS)
 $(OUTPUT)/tests/test_wire_store $(OUTPUT)/tests-san/test_wire_store: user/memd/memd.h \
 	user/memclient/memclient.h
 
+# The --state file's header and page checks, and the file itself.
+UNIT_SRC_test_pstate := user/memclient/pstate.c
+UNIT_LIBS_test_pstate := -Iuser/memclient
+$(OUTPUT)/tests/test_pstate $(OUTPUT)/tests-san/test_pstate: user/memclient/pstate.h
+
 # ---- leap-swapd: FUSE frontend over memclient ----
 FUSE_CFLAGS := $(CFG_FUSE_CFLAGS)
 FUSE_LIBS := $(CFG_FUSE_LIBS) -lpthread
+# liburing (io_uring) for the ublk frontend's control and queue rings.
+URING_LIBS := $(CFG_URING_LIBS)
 SWAPD_SRCS := $(wildcard user/swapd/*.c)
 SWAPD_OBJS := $(patsubst user/%.c,$(BACKEND_DIR)/%.o,$(SWAPD_SRCS))
-SWAPD_CFLAGS := -Iuser/wire -Iuser/memclient -Iuser/swapd $(FUSE_CFLAGS)
+SWAPD_CFLAGS := -Iuser/wire -Iuser/memclient -Iuser/swapd $(FUSE_CFLAGS) $(CFG_URING_CFLAGS)
 
 $(BACKEND_DIR)/swapd/%.o: user/swapd/%.c $(WIRE_HDRS) user/memclient/memclient.h \
 		$(wildcard user/swapd/*.h) | $(DEPS_STAMP)
@@ -99,7 +109,7 @@ $(BACKEND_DIR)/swapd/%.o: user/swapd/%.c $(WIRE_HDRS) user/memclient/memclient.h
 
 $(BIN)/leap-swapd: $(SWAPD_OBJS) $(MEMCLIENT_OBJS) $(WIRE_OBJS) $(LIBLEAP)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $^ -o $@ $(FUSE_LIBS) -pthread $(WIRE_LIBS)
+	$(CC) $(CFLAGS) $^ -o $@ $(FUSE_LIBS) $(URING_LIBS) -pthread $(WIRE_LIBS)
 
 ALL_BINS += $(BIN)/leap-swapd
 
@@ -122,6 +132,10 @@ $(RDMA_GATE): tests/sys/helpers/leap-rdma-gate.c $(WIRE_OBJS) $(WIRE_HDRS) | $(D
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) -Iuser/wire $< $(WIRE_OBJS) -o $@ $(WIRE_LIBS)
 all: $(RDMA_GATE)
+
+UNIT_SRC_test_ublk_proto := user/swapd/ublk_proto.c
+UNIT_LIBS_test_ublk_proto := -Iuser/swapd
+$(OUTPUT)/tests/test_ublk_proto $(OUTPUT)/tests-san/test_ublk_proto: user/swapd/ublk_proto.h
 
 UNIT_SRC_test_nbd_proto := user/swapd/nbd_proto.c
 UNIT_LIBS_test_nbd_proto := -Iuser/swapd

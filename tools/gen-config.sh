@@ -50,6 +50,8 @@ trap 'rm -f "$tmp"' EXIT
 	pc CFG_RDMA_LIBS "librdmacm-dev libibverbs-dev" --libs librdmacm libibverbs
 	pc CFG_FUSE_CFLAGS libfuse3-dev --cflags fuse3
 	pc CFG_FUSE_LIBS libfuse3-dev --libs fuse3
+	pc CFG_URING_CFLAGS liburing-dev --cflags liburing
+	pc CFG_URING_LIBS liburing-dev --libs liburing
 	# clang's libFuzzer runtime (libclang-rt-14-dev): the fuzz target is
 	# built only where it exists.  Empty when absent (other architectures).
 	rtdir=$("$clang" -print-runtime-dir 2>/dev/null) || die "$clang -print-runtime-dir failed (Debian package clang)"

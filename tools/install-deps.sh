@@ -12,7 +12,7 @@ PKGS=(
 	libcap-dev libinih-dev libjson-c-dev libcmocka-dev
 	perl gnuplot-nox util-linux procps iproute2 e2fsprogs jq python3
 	python3-prometheus-client
-	libssl-dev libclang-rt-14-dev libfuse3-dev fuse3
+	libssl-dev libclang-rt-14-dev libfuse3-dev fuse3 liburing-dev
 	libibverbs-dev librdmacm-dev ibverbs-providers rdmacm-utils ibverbs-utils
 	nvme-cli help2man
 	python3-numpy time bc

@@ -48,7 +48,7 @@ fi
 run_timeout 10 "$repo/bin/leap-swapd" --frontend nbd --mount /tmp --size 64M -s 127.0.0.1:1 \
 	--secret-file "$tmp/secret" 2>/dev/null
 is "$?" 2 "--mount with --frontend nbd is a usage error"
-run_timeout 10 "$repo/bin/leap-swapd" --frontend ublk --size 64M -s 127.0.0.1:1 \
+run_timeout 10 "$repo/bin/leap-swapd" --frontend bogus --size 64M -s 127.0.0.1:1 \
 	--secret-file "$tmp/secret" 2>/dev/null
 is "$?" 2 "an unknown --frontend is a usage error"
 

@@ -22,12 +22,13 @@
 #include "leap/regtrace.h"
 #include "memclient.h"
 #include "pipe.h"
+#include "pstate.h"
 #include "rdma_mr.h"
 
-/* Per-page state bits. */
-#define PS_WRITTEN 0x01
-#define PS_VALID0  0x02 /* replica k holds the latest version: PS_VALID0 << k */
-#define PS_WRITING 0x08 /* a write is in flight: replicas hold old or new data */
+/* Per-page state bits (pstate.h: the same bytes go to a --state file). */
+#define PS_WRITTEN LEAP_PS_WRITTEN
+#define PS_VALID0  LEAP_PS_VALID0  /* replica k holds the latest version: << k */
+#define PS_WRITING LEAP_PS_WRITING /* a write is in flight: old or new data */
 
 #define CHUNK_LOCKS 256
 /* The largest request we build: a MAP of a full batch. */
@@ -73,7 +74,10 @@ struct leap_mc {
 	struct leap_mc_config cfg;
 	uint8_t secret[LEAP_SECRET_MAX];
 	struct mc_server srv[LEAP_MC_MAX_SERVERS];
-	uint8_t *pstate; /* dev_pages bytes */
+	uint8_t *pstate; /* dev_pages bytes: calloc'd, or ps.pages */
+	/* cfg.state_file: pstate lives in that file's shared mapping. */
+	struct leap_pstate ps;
+	bool have_ps, opened;
 	pthread_mutex_t stat_lock;
 	struct leap_mc_counters cnt;
 	/* Writes and re-replication of a stripe exclude each other. */
@@ -245,6 +249,11 @@ static int srv_handshake(struct mc_server *s, struct leap_conn *c, uint8_t *rx,
 	}
 	__atomic_store_n(&s->instance, m.u.hello_rep.instance, __ATOMIC_SEQ_CST);
 	s->have_instance = true;
+	/* Persisted only now, after the pages it lost were forgotten: a
+	 * leap-swapd that dies between the two finds the old id in the file
+	 * and forgets them again (leap_mc_open), never the reverse. */
+	if (mc->have_ps)
+		leap_pstate_set_instance(&mc->ps, s->idx, m.u.hello_rep.instance);
 	s->capacity = m.u.hello_rep.capacity_pages;
 	pthread_mutex_unlock(&s->ilock);
 	*instance = m.u.hello_rep.instance;
@@ -1572,6 +1581,69 @@ void leap_mc_get_counters(struct leap_mc *mc, struct leap_mc_counters *out)
 		}
 }
 
+/*
+ * cfg.state_file: the per-page state in a shared mapping of that file, so a
+ * leap-swapd that dies leaves it behind and the next one reattaches.  What
+ * each state byte means after a death, and why it is safe to trust:
+ *
+ *  - A page marked written with replica k valid: replica k acknowledged a
+ *    write of its latest version (leap_mc_write stores VALID only after the
+ *    acknowledgement) or a re-replication copy (resilver_chunk, the same).
+ *    If that server restarted since, its instance id differs from the one
+ *    in the file and the first handshake clears its bits (srv_handshake);
+ *    with r = 2 the re-replication thread then copies the pages back from
+ *    the other replica.  A page left on no replica reads as -EIO, with a
+ *    log line: never zeros, never a stale copy.
+ *  - A page marked PS_WRITING: a write was in flight when the process died.
+ *    Its replicas hold the old version, the new one, or a mix (one replica
+ *    acknowledged, the other not).  The kernel never got that request's
+ *    completion, so it resends it (NBD requeues requests of a dead socket
+ *    on reconnect) or fails it to its submitter (swap keeps the page dirty
+ *    and in memory and writes it again later): nobody can legitimately
+ *    read that page before it is written again.  leap_pstate_settle marks
+ *    it written on no replica, so a read in between is an -EIO, not a
+ *    guess, and the next write makes it whole.
+ *  - A discard in flight cleared the bytes before freeing on the servers:
+ *    the pages read as zeros, which is what a completed discard gives, and
+ *    its completion was never seen either.
+ */
+static int mc_state_attach(struct leap_mc *mc, char *err, size_t errlen)
+{
+	const struct leap_mc_config *cfg = &mc->cfg;
+	struct leap_pstate_geom g = {
+		.dev_pages = cfg->dev_pages,
+		.stripe_pages = cfg->stripe_pages,
+		.replicas = cfg->replicas,
+		.nservers = cfg->nservers,
+		.dev = cfg->dev,
+		.servers = cfg->servers,
+	};
+
+	if (cfg->existing) {
+		snprintf(err, errlen, "a state file and 'existing' exclude each other");
+		return -EINVAL;
+	}
+	if (leap_pstate_open(&mc->ps, cfg->state_file, &g, err, errlen))
+		return -EINVAL;
+	mc->have_ps = true;
+	mc->pstate = mc->ps.pages;
+	if (mc->ps.on_tmpfs)
+		mc_log(mc,
+		       "warning: state file %s is on tmpfs: while no leap-swapd holds "
+		       "it locked, its pages can be swapped out to this very device",
+		       cfg->state_file);
+	if (mc->ps.reattached)
+		mc_log(mc,
+		       "state file %s: reattaching (%s): %llu pages written, %llu of "
+		       "them had a write in flight (they read as errors until "
+		       "rewritten)",
+		       cfg->state_file,
+		       mc->ps.was_clean ? "closed cleanly" : "its leap-swapd died",
+		       (unsigned long long)mc->ps.written,
+		       (unsigned long long)mc->ps.in_flight);
+	return 0;
+}
+
 struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t errlen)
 {
 	struct leap_mc *mc;
@@ -1642,9 +1714,16 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 	}
 	for (int i = 0; i < CHUNK_LOCKS; i++)
 		pthread_mutex_init(&mc->chunk_lock[i], NULL);
-	mc->pstate = calloc(cfg->dev_pages, 1);
-	if (!mc->pstate)
-		goto nomem;
+	if (cfg->state_file) {
+		if (mc_state_attach(mc, err, errlen)) {
+			leap_mc_close(mc);
+			return NULL;
+		}
+	} else {
+		mc->pstate = calloc(cfg->dev_pages, 1);
+		if (!mc->pstate)
+			goto nomem;
+	}
 	if (cfg->existing)
 		memset(mc->pstate, PS_WRITTEN | (((1U << cfg->replicas) - 1) << 1),
 		       cfg->dev_pages);
@@ -1657,6 +1736,15 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 		s->c.fd = -1;
 		pthread_mutex_init(&s->lock, NULL);
 		pthread_mutex_init(&s->ilock, NULL);
+		/* The instance the state file last saw: a server that restarted
+		 * since answers with another one, and its handshake forgets its
+		 * pages (srv_handshake); one never seen holds no claimed page. */
+		if (mc->have_ps && mc->ps.hdr->have_instance[i]) {
+			s->instance = mc->ps.hdr->instance[i];
+			s->have_instance = true;
+		} else if (mc->have_ps && mc->ps.reattached) {
+			srv_lost_everything(mc, i);
+		}
 		s->rx = malloc(LEAP_WIRE_MAX_MSG);
 		if (!s->rx)
 			goto nomem;
@@ -1704,6 +1792,7 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 			return NULL;
 		}
 	}
+	mc->opened = true;
 	if (mc->cfg.replicas == 2) {
 		mc->rs_buf = malloc((size_t)LEAP_WIRE_MAX_BATCH * LEAP_WIRE_PAGE_SIZE);
 		if (!mc->rs_buf)
@@ -1746,7 +1835,10 @@ void leap_mc_close(struct leap_mc *mc)
 		free(mc->srv[i].rx);
 		free(mc->srv[i].ridx);
 	}
-	free(mc->pstate);
+	if (mc->have_ps)
+		leap_pstate_close(&mc->ps, mc->opened);
+	else
+		free(mc->pstate);
 	if (mc->trace)
 		fclose(mc->trace);
 	OPENSSL_cleanse(mc->secret, sizeof(mc->secret));

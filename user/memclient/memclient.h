@@ -54,6 +54,11 @@ struct leap_mc_config {
 	 * then verify): count every page as written to every replica, so an
 	 * absent one is an error rather than zeros. */
 	int existing;
+	/* Keep the per-page state in this file (user/memclient/pstate.h): a
+	 * new client with the same file, servers and geometry reattaches to
+	 * the pages an earlier one (that died) left on the servers.  NULL:
+	 * in memory only. */
+	const char *state_file;
 	/* RDMA: record the local buffer of every RDMA operation here, in the
 	 * registration trace format (include/leap/regtrace.h) for leap-regsim:
 	 * what a registration cache would have to register. */

@@ -11,7 +11,10 @@
  *
  * With --frontend nbd it is the server of a kernel NBD device instead
  * (nbd.c): `leap-swapd --frontend nbd --size 1G ...` prints the /dev/nbdN
- * it serves, which swapon takes directly.
+ * it serves, which swapon takes directly.  With --frontend ublk (ublk*.c,
+ * Linux 6.0+ with ublk_drv) it adds a /dev/ublkbN served through io_uring,
+ * one queue per CPU; `--recover N` takes /dev/ublkbN over after a
+ * leap-swapd that served it died.
  *
  * Run it outside any memory-limited cgroup (it refuses otherwise): memcg
  * reclaim waits for the swap writeback this daemon does.
@@ -25,6 +28,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "leap/size.h"
 #include "swapd.h"
@@ -32,12 +36,17 @@
 const char *argp_program_version = "leap-swapd 0.1";
 const char *argp_program_bug_address = "the leap issue tracker";
 
+#define UBLKQ_MAX 256 /* --ublk-queues (the driver allows 4096, cut to the CPUs) */
+
 static const char doc[] =
 	"leap-swapd: a swap device backed by leap-memd servers (FUSE file + loop, "
-	"or an NBD device).\v"
+	"an NBD device or a ublk device).\v"
 	"Stops on SIGTERM/SIGINT only while the file is not open (detach the loop "
-	"device first) or, with NBD, while the device is not claimed (swapoff "
-	"first); SIGKILL forces it.";
+	"device first) or, with NBD and ublk, while the device is not claimed "
+	"(swapoff first); SIGKILL forces it.  A ublk device added with recovery "
+	"(the default) outlives a SIGKILLed leap-swapd: its I/O waits until "
+	"`leap-swapd --frontend ublk --recover N` (same servers, --size and --dev) "
+	"serves /dev/ublkbN again.";
 
 enum {
 	OPT_NO_MLOCK = 0x100,
@@ -57,17 +66,56 @@ enum {
 	OPT_FUSE_CLONE,
 	OPT_REG_CACHE,
 	OPT_REG_CACHE_SIZE,
+	OPT_UBLK_QUEUES,
+	OPT_UBLK_DEPTH,
+	OPT_UBLK_BLOCK,
+	OPT_UBLK_RECOVERY,
+	OPT_RECOVER,
+	OPT_STATE,
+	OPT_NBD_CONNS,
+	OPT_NBD_DEAD,
+	OPT_RECONNECT,
 };
 
 static const struct argp_option options[] = {
-	{"frontend", OPT_FRONTEND, "fuse|nbd", 0,
-	 "fuse (default): a file for a loop device; nbd: a kernel NBD device", 0},
+	{"frontend", OPT_FRONTEND, "fuse|nbd|ublk", 0,
+	 "fuse (default): a file for a loop device; nbd: a kernel NBD device; ublk: "
+	 "a /dev/ublkbN (ublk_drv)",
+	 0},
 	{"mount", 'm', "DIR", 0, "FUSE mount point (an existing directory; fuse only)",
 	 0},
 	{"device", OPT_DEVICE, "/dev/nbdN", 0, "NBD device (default: the first free one)",
 	 0},
+	{"nbd-connections", OPT_NBD_CONNS, "N", 0,
+	 "NBD: sockets given to the driver, one hardware queue each (default: the "
+	 "number of CPUs, at most 16)",
+	 0},
+	{"nbd-dead-timeout", OPT_NBD_DEAD, "SECONDS", 0,
+	 "NBD: when every connection is dead (leap-swapd killed), the kernel holds "
+	 "I/O this long for a --reconnect before failing it (default 120; 0: fail "
+	 "at once)",
+	 0},
+	{"reconnect", OPT_RECONNECT, "/dev/nbdN", 0,
+	 "NBD: take over this device, whose leap-swapd died, with fresh sockets "
+	 "(NBD_CMD_RECONFIGURE); needs the dead one's --state, servers and size",
+	 0},
 	{"nbd-socket", OPT_NBD_SOCKET, "FD", 0,
 	 "Serve NBD requests on this inherited socket, no device (for tests)", 0},
+	{"ublk-queues", OPT_UBLK_QUEUES, "N", 0,
+	 "ublk: hardware queues, one thread and io_uring each (default: the CPUs; "
+	 "the driver caps it there)",
+	 0},
+	{"ublk-depth", OPT_UBLK_DEPTH, "N", 0, "ublk: requests per queue (default 64)",
+	 0},
+	{"ublk-block", OPT_UBLK_BLOCK, "4096|512", 0,
+	 "ublk: logical block (default 4096)", 0},
+	{"ublk-recovery", OPT_UBLK_RECOVERY, "0|1", 0,
+	 "ublk: add the device with user recovery and reissue, so that it survives "
+	 "this daemon (default 1)",
+	 0},
+	{"recover", OPT_RECOVER, "N", 0,
+	 "ublk: take over /dev/ublkbN, whose leap-swapd died (START/END_USER_RECOVERY)",
+	 0},
 	{"size", 'S', "SIZE", 0, "Device size: bytes or K/M/G (required)", 0},
 	{"server", 's', "ADDR:PORT", 0, "A leap-memd server (repeat to stripe)", 0},
 	{"secret-file", 'k', "FILE", 0, "Shared secret, mode 0600 (required)", 0},
@@ -77,7 +125,10 @@ static const struct argp_option options[] = {
 	{"stripe", OPT_STRIPE, "PAGES", 0, "Stripe unit in pages (default 16)", 0},
 	{"retry-ms", OPT_RETRY, "MS", 0, "Retry a lost server this long (default 10000)",
 	 0},
-	{"threads", OPT_THREADS, "N", 0, "FUSE or NBD worker threads (default 16)", 0},
+	{"threads", OPT_THREADS, "N", 0,
+	 "FUSE or NBD worker threads; ublk: workers shared out among the queues, at "
+	 "least 2 each (default 16)",
+	 0},
 	{"conns", OPT_CONNS, "N", 0,
 	 "TCP: connections per server, each pipelined (default 2, at most 16)", 0},
 	{"window", OPT_WINDOW, "N", 0,
@@ -93,6 +144,12 @@ static const struct argp_option options[] = {
 	{"control", OPT_CONTROL, "PATH", 0,
 	 "Control socket (mode 0600) for PREFETCH/STATS; enables the prefetch cache", 0},
 	{"cache-pages", OPT_CACHE, "N", 0, "Prefetch cache size in pages (default 4096)",
+	 0},
+	{"state", OPT_STATE, "FILE", 0,
+	 "Keep which pages were written and which replica holds each in FILE "
+	 "(created if absent; on a disk filesystem, not tmpfs): a leap-swapd "
+	 "restarted after a crash with the same FILE, servers and size serves "
+	 "the pages the servers still hold (default: in memory only)",
 	 0},
 	{"no-mlock", OPT_NO_MLOCK, NULL, 0, "Do not lock memory (not for real swap)", 0},
 	{"allow-memcg", OPT_ALLOW_MEMCG, NULL, 0,
@@ -116,7 +173,10 @@ struct args {
 	struct leap_mc_config mc;
 	const char *mount, *secret_file, *control, *device;
 	int nbd_socket;
-	bool nbd;
+	bool nbd, ublk;
+	struct swapd_ublk_opts ub;
+	const char *reconnect;
+	unsigned long nbd_conns, nbd_dead;
 	unsigned long cache_pages;
 	uint64_t size;
 	unsigned long threads;
@@ -135,10 +195,41 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		a->mount = arg;
 		break;
 	case OPT_FRONTEND:
-		if (strcmp(arg, "fuse") && strcmp(arg, "nbd"))
-			argp_error(st, "--frontend is fuse or nbd");
+		if (strcmp(arg, "fuse") && strcmp(arg, "nbd") && strcmp(arg, "ublk"))
+			argp_error(st, "--frontend is fuse, nbd or ublk");
 		a->nbd = !strcmp(arg, "nbd");
+		a->ublk = !strcmp(arg, "ublk");
 		break;
+	case OPT_UBLK_QUEUES:
+		if (leap_parse_uint(arg, 10, UBLKQ_MAX, &v) || v < 1)
+			argp_error(st, "--ublk-queues is 1..%d", UBLKQ_MAX);
+		a->ub.queues = (unsigned)v;
+		break;
+	case OPT_UBLK_DEPTH:
+		if (leap_parse_uint(arg, 10, 4096, &v) || v < 1)
+			argp_error(st, "--ublk-depth is 1..4096");
+		a->ub.depth = (unsigned)v;
+		break;
+	case OPT_UBLK_BLOCK:
+		if (leap_parse_uint(arg, 10, 4096, &v) || (v != 512 && v != 4096))
+			argp_error(st, "--ublk-block is 4096 or 512");
+		a->ub.block = (uint32_t)v;
+		break;
+	case OPT_UBLK_RECOVERY:
+		if (leap_parse_uint(arg, 10, 1, &v))
+			argp_error(st, "--ublk-recovery is 0 or 1");
+		a->ub.recovery = (int)v;
+		break;
+	case OPT_RECOVER: {
+		const char *p = arg;
+
+		if (!strncmp(p, "/dev/ublkb", 10))
+			p += 10;
+		if (leap_parse_uint(p, 10, 1 << 20, &v))
+			argp_error(st, "bad --recover '%s' (N or /dev/ublkbN)", arg);
+		a->ub.recover_id = (int)v;
+		break;
+	}
 	case OPT_DEVICE:
 		a->device = arg;
 		break;
@@ -225,6 +316,24 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 			argp_error(st, "--cache-pages is 1..16777216");
 		a->cache_pages = (unsigned long)v;
 		break;
+	case OPT_NBD_CONNS:
+		if (leap_parse_uint(arg, 10, SWAPD_NBD_MAX_CONNS, &v) || v < 1)
+			argp_error(st, "--nbd-connections is 1..%d", SWAPD_NBD_MAX_CONNS);
+		a->nbd_conns = (unsigned long)v;
+		break;
+	case OPT_NBD_DEAD:
+		if (leap_parse_uint(arg, 10, 86400, &v))
+			argp_error(st, "--nbd-dead-timeout is 0..86400 seconds");
+		a->nbd_dead = (unsigned long)v;
+		break;
+	case OPT_RECONNECT:
+		a->reconnect = arg;
+		break;
+	case OPT_STATE:
+		if (!*arg)
+			argp_error(st, "--state needs a file name");
+		a->mc.state_file = arg;
+		break;
 	case OPT_NO_MLOCK:
 		a->no_mlock = true;
 		break;
@@ -253,15 +362,30 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 	case ARGP_KEY_END:
 		if (!a->size || !a->mc.nservers || !a->secret_file)
 			argp_error(st, "--size, --server and --secret-file are required");
-		if (!a->nbd && !a->mount)
+		if (!a->nbd && !a->ublk && !a->mount)
 			argp_error(st, "--mount is required with the FUSE frontend");
-		if (a->nbd && a->mount)
+		if ((a->nbd || a->ublk) && a->mount)
 			argp_error(st, "--mount is for the FUSE frontend");
-		if (!a->nbd && (a->device || a->nbd_socket >= 0))
+		if (!a->ublk && (a->ub.queues || a->ub.depth || a->ub.block ||
+				 a->ub.recovery >= 0 || a->ub.recover_id >= 0))
 			argp_error(st,
-				   "--device and --nbd-socket are for the NBD frontend");
-		if (a->device && a->nbd_socket >= 0)
-			argp_error(st, "--device or --nbd-socket, not both");
+				   "--ublk-* and --recover are for the ublk frontend");
+		/* Without the dead daemon's record of which pages were written
+		 * where (--state), only one copy can be trusted after a restart:
+		 * a replica that missed a write would be read as current. */
+		if (a->ub.recover_id >= 0 && a->mc.replicas > 1 && !a->mc.state_file)
+			argp_error(st, "--recover with --replicas 2 needs the --state "
+				       "FILE of the leap-swapd that died");
+		if (!a->nbd && (a->device || a->nbd_socket >= 0 || a->reconnect))
+			argp_error(st, "--device, --reconnect and --nbd-socket are for "
+				       "the NBD frontend");
+		if (!!a->device + (a->nbd_socket >= 0) + !!a->reconnect > 1)
+			argp_error(st, "one of --device, --reconnect, --nbd-socket");
+		/* Without the dead daemon's record every page the kernel swapped
+		 * out would read as zeros. */
+		if (a->reconnect && !a->mc.state_file)
+			argp_error(st, "--reconnect needs the --state FILE of the "
+				       "leap-swapd that died");
 		if (a->mc.replicas > a->mc.nservers)
 			argp_error(st, "--replicas 2 needs two servers");
 		break;
@@ -269,6 +393,28 @@ static error_t parse_opt(int key, char *arg, struct argp_state *st)
 		return ARGP_ERR_UNKNOWN;
 	}
 	return 0;
+}
+
+/* ublk: one queue per CPU, depth 64, --threads workers shared out among
+ * the queues (at least 2 each, so a queue serves requests in parallel). */
+static void ublk_defaults(struct args *a)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned per;
+
+	if (!a->ub.queues)
+		a->ub.queues = cpus < 1		  ? 1
+			       : cpus > UBLKQ_MAX ? UBLKQ_MAX
+						  : (unsigned)cpus;
+	if (!a->ub.depth)
+		a->ub.depth = 64;
+	if (!a->ub.block)
+		a->ub.block = 4096;
+	if (a->ub.recovery < 0)
+		a->ub.recovery = 1;
+	a->ub.max_io = 128 << 10;
+	per = (unsigned)(a->threads + a->ub.queues - 1) / a->ub.queues;
+	a->ub.workers = per < 2 ? 2 : per;
 }
 
 int main(int argc, char **argv)
@@ -279,6 +425,8 @@ int main(int argc, char **argv)
 		.fuse = {.max_background = 64, .clone_fd = 1},
 		.cache_pages = 4096,
 		.nbd_socket = -1,
+		.ub = {.recovery = -1, .recover_id = -1},
+		.nbd_dead = 120,
 	};
 	struct argp argp = {options, parse_opt, NULL, doc, NULL, NULL, NULL};
 	static uint8_t secret[LEAP_SECRET_MAX];
@@ -309,6 +457,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "leap-swapd: --frontend nbd: %s\n", err);
 		return 1;
 	}
+	if (a.ublk && swapd_ublk_probe(err, sizeof(err))) {
+		fprintf(stderr, "leap-swapd: --frontend ublk: %s\n", err);
+		return 1;
+	}
+	if (a.ublk)
+		ublk_defaults(&a);
 	slen = leap_secret_load(a.secret_file, secret, sizeof(secret), err, sizeof(err));
 	if (slen < 0) {
 		fprintf(stderr, "leap-swapd: %s\n", err);
@@ -317,6 +471,12 @@ int main(int argc, char **argv)
 	a.mc.secret = secret;
 	a.mc.secret_len = (size_t)slen;
 	a.mc.dev_pages = a.size / LEAP_WIRE_PAGE_SIZE;
+	/* A recovered device's pages were written by the dead daemon.  With
+	 * its --state, memclient knows which and where; without, count every
+	 * page as written, so a page the server lacks is an error, not zeros
+	 * (one replica only, checked above). */
+	if (a.ub.recover_id >= 0 && !a.mc.state_file)
+		a.mc.existing = 1;
 	sd.size = a.size;
 	sd.verbose = a.verbose;
 	pthread_mutex_init(&sd.bounce_lock, NULL);
@@ -347,10 +507,26 @@ int main(int argc, char **argv)
 		leap_mc_close(sd.mc);
 		return 1;
 	}
-	if (a.nbd)
-		rc = swapd_nbd_run(&sd, a.device, a.nbd_socket, (int)a.threads);
-	else
+	if (a.ublk) {
+		rc = swapd_ublk_run(&sd, &a.ub);
+	} else if (a.nbd) {
+		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+		struct swapd_nbd_opts no = {
+			.device = a.reconnect ? a.reconnect : a.device,
+			.sock_fd = a.nbd_socket,
+			.nthreads = (int)a.threads,
+			.connections = a.nbd_conns		    ? (int)a.nbd_conns
+				       : ncpu < 1		    ? 1
+				       : ncpu > SWAPD_NBD_MAX_CONNS ? SWAPD_NBD_MAX_CONNS
+								    : (int)ncpu,
+			.dead_timeout_s = (unsigned)a.nbd_dead,
+			.reconnect = a.reconnect != NULL,
+		};
+
+		rc = swapd_nbd_run(&sd, &no);
+	} else {
 		rc = swapd_fuse_run(&sd, a.mount, (int)a.threads, &a.fuse);
+	}
 	swapd_ctl_stop(&sd);
 	swapd_print_stats(&sd, stderr);
 	leap_mc_close(sd.mc);

@@ -14,10 +14,20 @@
  * picks a free device under the driver's lock, and nothing waits in the
  * kernel on our behalf.  Two commands need no libnl (nbd_nl.c).
  *
- * Workers take turns reading a request (header, then a WRITE's data) under
- * rx_lock, serve it without locks, and send the reply (a READ's data with
- * it) under tx_lock, so requests are served in parallel as the driver
- * allows (it keeps up to 128 in flight) and replies never interleave.
+ * Several connections (--nbd-connections, NBD_FLAG_CAN_MULTI_CONN): the
+ * driver gives its blk-mq device one hardware queue per socket
+ * (nbd_start_device: blk_mq_update_nr_hw_queues(num_connections)) and
+ * sends each request on its queue's socket (nbd_queue_rq ->
+ * nbd_handle_cmd(cmd, hctx->queue_num)), so CPUs submitting at once do not
+ * share one socket's tx_lock in the kernel, nor one rx_lock here.  Each
+ * connection has its own workers: they take turns reading a request
+ * (header, then a WRITE's data) under that connection's rx_lock, serve it
+ * without locks, and send the reply (a READ's data with it) under its
+ * tx_lock, so requests are served in parallel as the driver allows (up to
+ * 128 in flight per queue) and replies never interleave.  What workers of
+ * different connections share is the request layer (io.c: its counters
+ * under stat_lock, the bounce buffer under bounce_lock, the prefetch cache
+ * under its own lock) and memclient, which is thread-safe.
  * Every request is validated before anything is touched (nbdp_check): a
  * bad one gets an error reply and a log line; a request whose header is
  * not one (bad magic) means the stream is lost, and the connection is
@@ -46,8 +56,20 @@
 
 struct nbd_srv;
 
-struct nbd_worker {
+/* One socket the driver sends requests on. */
+struct nbd_conn {
 	struct nbd_srv *s;
+	int idx;
+	int sock; /* our end of its socketpair */
+	pthread_mutex_t rx_lock, tx_lock;
+	bool rx_done;  /* under rx_lock: no more requests will be read */
+	bool lost;     /* the stream broke (bad magic, short read, send failure) */
+	bool got_disc; /* under rx_lock: NBD_CMD_DISC read */
+	int live;      /* its workers running (atomic) */
+};
+
+struct nbd_worker {
+	struct nbd_conn *c;
 	pthread_t t;
 	uint8_t *buf; /* NBD_MAX_IO */
 	bool started;
@@ -55,16 +77,13 @@ struct nbd_worker {
 
 struct nbd_srv {
 	struct swapd *sd;
-	int sock; /* our end of the socketpair */
 	int index;
-	pthread_mutex_t rx_lock, tx_lock;
-	bool rx_done;	   /* under rx_lock: no more requests will be read */
-	bool lost;	   /* the stream broke (bad magic, short read, send failure) */
 	bool stopping;	   /* atomic: we asked the driver to disconnect */
-	bool got_disc;	   /* under rx_lock: NBD_CMD_DISC read */
 	char name[32];	   /* "nbdN", or "fd N" when serving an inherited socket */
-	int live;	   /* workers running (atomic) */
+	int live;	   /* workers running, all connections (atomic) */
 	uint64_t rejected; /* atomic */
+	struct nbd_conn *conn;
+	int nconn;
 	struct nbd_worker *w;
 	int nw;
 };
@@ -99,7 +118,7 @@ static int drain(int fd, uint8_t *buf, uint32_t len)
 	return 0;
 }
 
-static int send_reply(struct nbd_srv *s, const uint8_t *rep, const uint8_t *data,
+static int send_reply(struct nbd_conn *s, const uint8_t *rep, const uint8_t *data,
 		      size_t len)
 {
 	struct iovec iov[2] = {{(void *)rep, NBDP_REP_SIZE},
@@ -155,7 +174,7 @@ static void log_reject(struct nbd_srv *s, const struct nbdp_req *r, uint32_t err
 /* Reads one request under rx_lock; the action, or -1 when reading stops. */
 static int next_request(struct nbd_worker *w, struct nbdp_req *r, uint32_t *err)
 {
-	struct nbd_srv *s = w->s;
+	struct nbd_conn *s = w->c;
 	uint8_t hdr[NBDP_REQ_SIZE];
 	int act = -1;
 
@@ -166,17 +185,17 @@ static int next_request(struct nbd_worker *w, struct nbdp_req *r, uint32_t *err)
 		goto stop; /* the kernel closed its end (after a disconnect) */
 	if (nbdp_decode(hdr, r)) {
 		fprintf(stderr,
-			"leap-swapd: %s: request with bad magic 0x%08x: stream "
-			"lost, closing the connection (outstanding I/O fails)\n",
-			s->name, r->magic);
+			"leap-swapd: %s: connection %d: request with bad magic "
+			"0x%08x: stream lost, closing the connection\n",
+			s->s->name, s->idx, r->magic);
 		s->lost = true;
 		goto stop;
 	}
-	act = (int)nbdp_check(r, s->sd->size, PAGE, NBD_MAX_IO, err);
+	act = (int)nbdp_check(r, s->s->sd->size, PAGE, NBD_MAX_IO, err);
 	if (act == NBDP_DO_WRITE ? recv_all(s->sock, w->buf, r->length)
 				 : drain(s->sock, w->buf, nbdp_payload(r))) {
 		/* Cut off inside a request: lost, unless we are disconnecting. */
-		s->lost = !__atomic_load_n(&s->stopping, __ATOMIC_SEQ_CST);
+		s->lost = !__atomic_load_n(&s->s->stopping, __ATOMIC_SEQ_CST);
 		act = -1;
 		goto stop;
 	}
@@ -200,7 +219,8 @@ out:
 static void *worker_main(void *arg)
 {
 	struct nbd_worker *w = arg;
-	struct nbd_srv *s = w->s;
+	struct nbd_conn *c = w->c;
+	struct nbd_srv *s = c->s;
 	struct swapd *sd = s->sd;
 	uint8_t rep[NBDP_REP_SIZE];
 	struct nbdp_req r;
@@ -228,18 +248,26 @@ static void *worker_main(void *arg)
 		if (act != NBDP_DO_REJECT)
 			err = rc ? EIO : 0;
 		nbdp_encode_reply(rep, err, r.handle);
-		if (send_reply(s, rep, act == NBDP_DO_READ && !err ? w->buf : NULL,
+		if (send_reply(c, rep, act == NBDP_DO_READ && !err ? w->buf : NULL,
 			       r.length)) {
-			pthread_mutex_lock(&s->rx_lock);
-			s->rx_done = true;
+			pthread_mutex_lock(&c->rx_lock);
+			c->rx_done = true;
 			/* After our disconnect the driver shuts its end: expected. */
 			if (!__atomic_load_n(&s->stopping, __ATOMIC_SEQ_CST))
-				s->lost = true;
-			shutdown(s->sock, SHUT_RDWR);
-			pthread_mutex_unlock(&s->rx_lock);
+				c->lost = true;
+			shutdown(c->sock, SHUT_RDWR);
+			pthread_mutex_unlock(&c->rx_lock);
 			break;
 		}
 	}
+	/* The last worker of a connection that ended while others serve says
+	 * so: the driver requeues what it had sent on it to the others. */
+	if (__atomic_sub_fetch(&c->live, 1, __ATOMIC_SEQ_CST) == 0 &&
+	    !__atomic_load_n(&s->stopping, __ATOMIC_SEQ_CST) && s->nconn > 1 &&
+	    __atomic_load_n(&s->live, __ATOMIC_SEQ_CST) > 1)
+		fprintf(stderr,
+			"leap-swapd: %s: connection %d %s; the others go on serving\n",
+			s->name, c->idx, c->lost ? "lost" : "closed by the driver");
 	__atomic_sub_fetch(&s->live, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }
@@ -325,64 +353,143 @@ static int parse_device(const char *device, int *index)
 	return 0;
 }
 
-/* The kernel's side: a device connected to sv[0] by netlink.  0 or -1. */
-static int attach_device(struct nbd_srv *s, int kernel_end)
+/* The device's size in bytes from sysfs, or -1 when it has none (not
+ * configured: /sys/block/nbdN/pid exists only while it is). */
+static long long configured_size(const char *name)
+{
+	char path[96];
+	unsigned long long sectors = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/pid", name);
+	if (access(path, F_OK))
+		return -1;
+	snprintf(path, sizeof(path), "/sys/block/%s/size", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%llu", &sectors) != 1)
+		sectors = 0;
+	fclose(f);
+	return (long long)(sectors * 512);
+}
+
+/*
+ * The kernel's side: kend[] (one end of each connection's socketpair)
+ * handed to the driver by netlink, a new device (NBD_CMD_CONNECT) or, with
+ * o->reconnect, the device that lost its leap-swapd (NBD_CMD_RECONFIGURE).
+ * 0 or -1.
+ */
+static int attach_device(struct nbd_srv *s, int *kend, const struct swapd_nbd_opts *o)
 {
 	char err[512];
-	int rc = nbd_nl_connect(kernel_end, s->sd->size, PAGE,
-				NBD_FLAG_HAS_FLAGS | NBD_FLAG_SEND_FLUSH |
-					NBD_FLAG_SEND_TRIM,
-				&s->index, err, sizeof(err));
+	int rc;
 
-	/* Either way the driver holds its own reference to the socket now. */
-	close(kernel_end);
-	if (rc) {
-		fprintf(stderr, "leap-swapd: %s\n", err);
-		return -1;
+	if (o->reconnect) {
+		long long have;
+
+		snprintf(s->name, sizeof(s->name), "nbd%d", s->index);
+		have = configured_size(s->name);
+		if (have < 0) {
+			fprintf(stderr,
+				"leap-swapd: --reconnect /dev/%s: the device is not "
+				"configured (no server ever attached, or it was "
+				"disconnected: its dead-connection timeout ran out?); "
+				"start without --reconnect\n",
+				s->name);
+			rc = -1;
+		} else if ((unsigned long long)have != s->sd->size) {
+			fprintf(stderr,
+				"leap-swapd: --reconnect /dev/%s: the device has %lld "
+				"bytes, --size says %llu: refusing\n",
+				s->name, have, (unsigned long long)s->sd->size);
+			rc = -1;
+		} else {
+			rc = nbd_nl_reconfigure(s->index, kend, s->nconn,
+						o->dead_timeout_s, err, sizeof(err));
+			if (rc)
+				fprintf(stderr, "leap-swapd: %s\n", err);
+		}
+	} else {
+		rc = nbd_nl_connect(kend, s->nconn, s->sd->size, PAGE,
+				    NBD_FLAG_HAS_FLAGS | NBD_FLAG_SEND_FLUSH |
+					    NBD_FLAG_SEND_TRIM |
+					    (s->nconn > 1 ? NBD_FLAG_CAN_MULTI_CONN : 0),
+				    o->dead_timeout_s, &s->index, err, sizeof(err));
+		if (rc)
+			fprintf(stderr, "leap-swapd: %s\n", err);
 	}
+	/* Either way the driver holds its own references to the sockets now. */
+	for (int i = 0; i < s->nconn; i++)
+		close(kend[i]);
+	if (rc)
+		return -1;
 	snprintf(s->name, sizeof(s->name), "nbd%d", s->index);
 	cap_request_size(s);
-	fprintf(stderr, "leap-swapd: serving /dev/%s (%llu MiB) over NBD, %d workers\n",
-		s->name, (unsigned long long)(s->sd->size >> 20), s->live);
+	fprintf(stderr,
+		"leap-swapd: %s /dev/%s (%llu MiB) over NBD, %d connection%s, %d "
+		"workers, dead-connection timeout %u s\n",
+		o->reconnect ? "reconnected to" : "serving", s->name,
+		(unsigned long long)(s->sd->size >> 20), s->nconn,
+		s->nconn > 1 ? "s" : "", s->live, o->dead_timeout_s);
 	return 0;
 }
 
-int swapd_nbd_run(struct swapd *sd, const char *device, int sock_fd, int nthreads)
+int swapd_nbd_run(struct swapd *sd, const struct swapd_nbd_opts *o)
 {
 	static struct nbd_srv srv;
 	struct nbd_srv *s = &srv;
 	sigset_t stop_sigs, old_sigs;
 	pthread_attr_t attr;
 	char err[512];
-	int sv[2] = {-1, -1}, excl_fd = -1, rc = 1;
+	int kend[SWAPD_NBD_MAX_CONNS];
+	int excl_fd = -1, rc = 1, per, nkend = 0;
+	bool lost = false, disc = true;
 
 	memset(s, 0, sizeof(*s));
 	s->sd = sd;
-	s->sock = -1;
-	if (parse_device(device, &s->index)) {
-		fprintf(stderr, "leap-swapd: bad --device '%s' (/dev/nbdN)\n", device);
+	if (parse_device(o->device, &s->index)) {
+		fprintf(stderr, "leap-swapd: bad --device '%s' (/dev/nbdN)\n", o->device);
 		return 1;
 	}
-	pthread_mutex_init(&s->rx_lock, NULL);
-	pthread_mutex_init(&s->tx_lock, NULL);
-	s->nw = nthreads;
-	s->w = calloc((size_t)nthreads, sizeof(*s->w));
-	if (!s->w)
+	s->nconn = o->sock_fd >= 0 ? 1 : o->connections;
+	if (s->nconn < 1 || s->nconn > SWAPD_NBD_MAX_CONNS || o->nthreads < 1) {
+		fprintf(stderr, "leap-swapd: bad NBD connection or thread count\n");
+		return 1;
+	}
+	/* The workers spread over the connections, at least one each. */
+	per = (o->nthreads + s->nconn - 1) / s->nconn;
+	s->nw = per * s->nconn;
+	s->conn = calloc((size_t)s->nconn, sizeof(*s->conn));
+	s->w = calloc((size_t)s->nw, sizeof(*s->w));
+	if (!s->conn || !s->w)
 		goto nomem;
-	for (int i = 0; i < nthreads; i++) {
-		s->w[i].s = s;
+	for (int i = 0; i < s->nconn; i++) {
+		s->conn[i] = (struct nbd_conn){.s = s, .idx = i, .sock = -1};
+		pthread_mutex_init(&s->conn[i].rx_lock, NULL);
+		pthread_mutex_init(&s->conn[i].tx_lock, NULL);
+	}
+	for (int i = 0; i < s->nw; i++) {
+		s->w[i].c = &s->conn[i % s->nconn];
 		s->w[i].buf = malloc(NBD_MAX_IO);
 		if (!s->w[i].buf)
 			goto nomem;
 	}
-	if (sock_fd >= 0) {
-		s->sock = sock_fd;
-		snprintf(s->name, sizeof(s->name), "fd %d", sock_fd);
-	} else if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
-		fprintf(stderr, "leap-swapd: socketpair: %s\n", strerror(errno));
-		goto out;
+	if (o->sock_fd >= 0) {
+		s->conn[0].sock = o->sock_fd;
+		snprintf(s->name, sizeof(s->name), "fd %d", o->sock_fd);
 	} else {
-		s->sock = sv[1];
+		for (; nkend < s->nconn; nkend++) {
+			int sv[2];
+
+			if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+				fprintf(stderr, "leap-swapd: socketpair: %s\n",
+					strerror(errno));
+				goto out;
+			}
+			kend[nkend] = sv[0];
+			s->conn[nkend].sock = sv[1];
+		}
 	}
 	/* Stop signals are taken here with sigtimedwait, never by a worker. */
 	sigemptyset(&stop_sigs);
@@ -393,22 +500,26 @@ int swapd_nbd_run(struct swapd *sd, const char *device, int sock_fd, int nthread
 	signal(SIGPIPE, SIG_IGN);
 	pthread_attr_init(&attr);
 	pthread_attr_setstacksize(&attr, WORKER_STACK);
-	for (int i = 0; i < nthreads; i++) {
+	for (int i = 0; i < s->nw; i++) {
 		s->w[i].started =
 			!pthread_create(&s->w[i].t, &attr, worker_main, &s->w[i]);
-		if (s->w[i].started)
+		if (s->w[i].started) {
+			__atomic_add_fetch(&s->w[i].c->live, 1, __ATOMIC_SEQ_CST);
 			__atomic_add_fetch(&s->live, 1, __ATOMIC_SEQ_CST);
+		}
 	}
 	pthread_attr_destroy(&attr);
-	if (!s->live) {
-		fprintf(stderr, "leap-swapd: cannot start NBD workers\n");
-		if (sv[0] >= 0)
-			close(sv[0]);
-		goto join;
+	for (int i = 0; i < s->nconn; i++)
+		if (!s->conn[i].live) {
+			fprintf(stderr, "leap-swapd: cannot start NBD workers\n");
+			goto join; /* out: closes the kernel's ends */
+		}
+	if (o->sock_fd < 0) {
+		nkend = 0; /* attach_device closes them */
+		if (attach_device(s, kend, o))
+			goto join;
 	}
-	if (sock_fd < 0 && attach_device(s, sv[0]))
-		goto join;
-	if (sock_fd >= 0)
+	if (o->sock_fd >= 0)
 		fprintf(stderr, "leap-swapd: serving NBD on %s (%llu MiB), %d workers\n",
 			s->name, (unsigned long long)(sd->size >> 20), s->live);
 	while (__atomic_load_n(&s->live, __ATOMIC_SEQ_CST) > 0) {
@@ -416,26 +527,34 @@ int swapd_nbd_run(struct swapd *sd, const char *device, int sock_fd, int nthread
 
 		if (sigtimedwait(&stop_sigs, NULL, &ts) <= 0)
 			continue;
-		if (sock_fd < 0) {
+		if (o->sock_fd < 0) {
 			try_stop(s, &excl_fd);
 		} else { /* no device to check: the peer is a test */
 			__atomic_store_n(&s->stopping, true, __ATOMIC_SEQ_CST);
-			shutdown(s->sock, SHUT_RDWR);
+			shutdown(s->conn[0].sock, SHUT_RDWR);
 		}
 	}
-	if (!s->lost && (s->stopping || (sock_fd >= 0 && s->got_disc))) {
+	for (int i = 0; i < s->nconn; i++) {
+		lost |= s->conn[i].lost;
+		disc &= s->conn[i].got_disc;
+	}
+	if (!lost && (s->stopping || (o->sock_fd >= 0 && disc))) {
 		rc = 0;
 	} else {
-		fprintf(stderr, "leap-swapd: %s: connection %s\n", s->name,
-			s->lost ? "lost (see above)" : "closed by the peer");
-		/* Leave no half-configured device behind. */
-		if (sock_fd < 0 && !s->stopping &&
+		fprintf(stderr, "leap-swapd: %s: connection%s %s\n", s->name,
+			s->nconn > 1 ? "s" : "",
+			lost ? "lost (see above)" : "closed by the peer");
+		/* Leave no half-configured device behind (only a SIGKILL does:
+		 * that one a --reconnect picks up). */
+		if (o->sock_fd < 0 && !s->stopping &&
 		    nbd_nl_disconnect(s->index, err, sizeof(err)))
 			fprintf(stderr, "leap-swapd: %s\n", err);
 	}
 join:
-	shutdown(s->sock, SHUT_RDWR);
-	for (int i = 0; i < nthreads; i++)
+	for (int i = 0; i < s->nconn; i++)
+		if (s->conn[i].sock >= 0)
+			shutdown(s->conn[i].sock, SHUT_RDWR);
+	for (int i = 0; i < s->nw; i++)
 		if (s->w[i].started)
 			pthread_join(s->w[i].t, NULL);
 	pthread_sigmask(SIG_SETMASK, &old_sigs, NULL);
@@ -443,13 +562,17 @@ join:
 nomem:
 	fprintf(stderr, "leap-swapd: out of memory\n");
 out:
+	for (int k = 0; k < nkend; k++)
+		close(kend[k]);
 	if (excl_fd >= 0)
 		close(excl_fd);
-	if (s->sock >= 0)
-		close(s->sock);
-	for (int i = 0; s->w && i < nthreads; i++)
+	for (int i = 0; s->conn && i < s->nconn; i++)
+		if (s->conn[i].sock >= 0)
+			close(s->conn[i].sock);
+	for (int i = 0; s->w && i < s->nw; i++)
 		free(s->w[i].buf);
 	free(s->w);
+	free(s->conn);
 	if (!rc)
 		fprintf(stderr, "leap-swapd: %s disconnected\n", s->name);
 	return rc;

@@ -191,8 +191,22 @@ static int nbd_open_family(char *err, size_t errlen, int *fam)
 	return fd;
 }
 
-int nbd_nl_connect(int sock_fd, uint64_t size, uint64_t block, uint64_t server_flags,
-		   int *index, char *err, size_t errlen)
+/* NBD_ATTR_SOCKETS: one NBD_SOCK_ITEM nest per socket (nbd_genl_connect
+ * and nbd_genl_reconfigure walk them with nla_for_each_nested). */
+static void put_sockets(struct nlreq *q, const int *fds, int nfds)
+{
+	nest_begin(q, NBD_ATTR_SOCKETS);
+	for (int i = 0; i < nfds; i++) {
+		nest_begin(q, NBD_SOCK_ITEM);
+		put_u32(q, NBD_SOCK_FD, (uint32_t)fds[i]);
+		nest_end(q);
+	}
+	nest_end(q);
+}
+
+int nbd_nl_connect(const int *fds, int nfds, uint64_t size, uint64_t block,
+		   uint64_t server_flags, unsigned dead_timeout_s, int *index, char *err,
+		   size_t errlen)
 {
 	struct nlreq q;
 	uint32_t idx = UINT32_MAX;
@@ -206,19 +220,48 @@ int nbd_nl_connect(int sock_fd, uint64_t size, uint64_t block, uint64_t server_f
 	put_u64(&q, NBD_ATTR_SIZE_BYTES, size);
 	put_u64(&q, NBD_ATTR_BLOCK_SIZE_BYTES, block);
 	put_u64(&q, NBD_ATTR_SERVER_FLAGS, server_flags);
-	nest_begin(&q, NBD_ATTR_SOCKETS);
-	nest_begin(&q, NBD_SOCK_ITEM);
-	put_u32(&q, NBD_SOCK_FD, (uint32_t)sock_fd);
-	nest_end(&q);
-	nest_end(&q);
+	/* Seconds (nbd_genl_connect multiplies by HZ): while no connection is
+	 * alive, requests wait this long for a reconnect (wait_for_reconnect
+	 * in nbd_handle_cmd) instead of failing at once. */
+	if (dead_timeout_s)
+		put_u64(&q, NBD_ATTR_DEAD_CONN_TIMEOUT, dead_timeout_s);
+	put_sockets(&q, fds, nfds);
 	rc = transact(fd, &q, NBD_ATTR_INDEX, &idx, sizeof(idx));
 	close(fd);
 	if (rc || idx == UINT32_MAX) {
-		snprintf(err, errlen, "NBD_CMD_CONNECT: %s",
-			 rc ? strerror(-rc) : "no device index in the reply");
+		snprintf(err, errlen, "NBD_CMD_CONNECT: %s%s",
+			 rc ? strerror(-rc) : "no device index in the reply",
+			 rc == -EINVAL && nfds > 1
+				 ? " (does this kernel take several connections?)"
+				 : "");
 		return -1;
 	}
 	*index = (int)idx;
+	return 0;
+}
+
+int nbd_nl_reconfigure(int index, const int *fds, int nfds, unsigned dead_timeout_s,
+		       char *err, size_t errlen)
+{
+	struct nlreq q;
+	int fam, rc, fd = nbd_open_family(err, errlen, &fam);
+
+	if (fd < 0)
+		return -1;
+	begin(&q, (uint16_t)fam, NBD_CMD_RECONFIGURE, NBD_GENL_VERSION);
+	put_u32(&q, NBD_ATTR_INDEX, (uint32_t)index);
+	if (dead_timeout_s)
+		put_u64(&q, NBD_ATTR_DEAD_CONN_TIMEOUT, dead_timeout_s);
+	put_sockets(&q, fds, nfds);
+	rc = transact(fd, &q, 0, NULL, 0);
+	close(fd);
+	if (rc) {
+		snprintf(err, errlen, "NBD_CMD_RECONFIGURE nbd%d: %s%s", index,
+			 strerror(-rc),
+			 rc == -EINVAL ? " (not configured: nothing to reconnect to)"
+				       : "");
+		return -1;
+	}
 	return 0;
 }
 

@@ -7,13 +7,24 @@
 #include <stdint.h>
 
 /*
- * NBD_CMD_CONNECT: one socket (sock_fd, this process's), size bytes in
- * blocks of block bytes, server_flags (NBD_FLAG_*).  *index: the device
- * wanted, or -1 for any free one; set to the device connected.  0, or -1
- * with the reason in err (the driver missing has its own message).
+ * NBD_CMD_CONNECT: nfds sockets (this process's fds; the driver serves one
+ * hardware queue per socket, and wants NBD_FLAG_CAN_MULTI_CONN in
+ * server_flags for more than one), size bytes in blocks of block bytes,
+ * server_flags (NBD_FLAG_*), dead_timeout_s (NBD_ATTR_DEAD_CONN_TIMEOUT; 0:
+ * none, I/O fails as soon as every connection is dead).  *index: the
+ * device wanted, or -1 for any free one; set to the device connected.  0,
+ * or -1 with the reason in err (the driver missing has its own message).
  */
-int nbd_nl_connect(int sock_fd, uint64_t size, uint64_t block, uint64_t server_flags,
-		   int *index, char *err, size_t errlen);
+int nbd_nl_connect(const int *fds, int nfds, uint64_t size, uint64_t block,
+		   uint64_t server_flags, unsigned dead_timeout_s, int *index, char *err,
+		   size_t errlen);
+/*
+ * NBD_CMD_RECONFIGURE of the configured device nbd<index>: each socket
+ * replaces one dead connection (nbd_reconnect_socket; one with no dead slot
+ * left is dropped by the driver).  0, or -1 with the reason in err.
+ */
+int nbd_nl_reconfigure(int index, const int *fds, int nfds, unsigned dead_timeout_s,
+		       char *err, size_t errlen);
 /* 0 if the driver is there (its netlink family resolves), else -1 and why. */
 int nbd_nl_probe(char *err, size_t errlen);
 /* NBD_CMD_DISCONNECT: the kernel sends NBD_CMD_DISC and shuts its end. */

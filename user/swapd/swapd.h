@@ -57,19 +57,50 @@ int swapd_fuse_run(struct swapd *sd, const char *mountpoint, int max_threads,
 		   const struct swapd_fuse_opts *fo);
 void swapd_print_stats(struct swapd *sd, FILE *f);
 
+#define SWAPD_NBD_MAX_CONNS 16
+
+struct swapd_nbd_opts {
+	const char *device;	 /* /dev/nbdN, or NULL for the first free one */
+	int sock_fd;		 /* >= 0: serve this socket, no device (tests) */
+	int nthreads;		 /* workers, spread over the connections (>= 1 each) */
+	int connections;	 /* sockets given to the driver, 1..SWAPD_NBD_MAX_CONNS */
+	unsigned dead_timeout_s; /* NBD_ATTR_DEAD_CONN_TIMEOUT; 0: none */
+	bool reconnect; /* device is configured and lost its server: take it over */
+};
+
 /*
- * The NBD frontend (nbd.c): attaches device (a /dev/nbdN path, or NULL for
- * the first free one) to a socketpair through the kernel's ioctl interface
- * and serves it with nthreads workers until a stop signal that arrives
- * while the device is not claimed (swapon holds it exclusively), or until
- * the kernel drops the connection.  0 on a clean stop, 1 on failure (with
- * the reason on stderr).  sock_fd >= 0 instead serves the NBD transmission
- * phase on that connected socket, no device (tests drive the request
- * handling with it): a stop signal or NBD_CMD_DISC ends it cleanly.
+ * The NBD frontend (nbd.c): attaches o->device to socketpairs through the
+ * kernel's netlink interface (or, with o->reconnect, hands fresh sockets
+ * to a device whose leap-swapd died) and serves it until a stop signal
+ * that arrives while the device is not claimed (swapon holds it
+ * exclusively), or until the kernel drops every connection.  0 on a clean
+ * stop, 1 on failure (with the reason on stderr).  o->sock_fd >= 0 instead
+ * serves the NBD transmission phase on that connected socket, no device
+ * (tests drive the request handling with it): a stop signal or
+ * NBD_CMD_DISC ends it cleanly.
  */
-int swapd_nbd_run(struct swapd *sd, const char *device, int sock_fd, int nthreads);
+int swapd_nbd_run(struct swapd *sd, const struct swapd_nbd_opts *o);
 /* 0 if the kernel's NBD driver is loaded; -1 with a reason in err. */
 int swapd_nbd_probe(char *err, size_t errlen);
+
+/*
+ * The ublk frontend (ublk.c, ublk_queue.c, ublk_ctrl.c): adds /dev/ublkbN
+ * (or, with recover_id >= 0, takes over that device after its server
+ * died) and serves it with `queues` queues of `depth` tags, each with
+ * `workers` threads calling the request layer, until a stop signal that
+ * arrives while the disk is not claimed (swapon holds it).  0 on a clean
+ * stop, 1 on failure (reason on stderr).
+ */
+struct swapd_ublk_opts {
+	unsigned queues, depth, workers;
+	uint32_t block;	 /* logical block: 4096 or 512 */
+	uint32_t max_io; /* bytes per request buffer */
+	int recovery;	 /* add with UBLK_F_USER_RECOVERY(_REISSUE) */
+	int recover_id;	 /* -1: add a new device */
+};
+int swapd_ublk_run(struct swapd *sd, const struct swapd_ublk_opts *o);
+/* 0 if the ublk driver is loaded (/dev/ublk-control); -1 with a reason. */
+int swapd_ublk_probe(char *err, size_t errlen);
 
 /* The control socket (control.c) and its prefetch thread; needs the cache. */
 int swapd_ctl_start(struct swapd *sd, const char *path, char *err, size_t errlen);
