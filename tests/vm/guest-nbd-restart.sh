@@ -115,6 +115,7 @@ dev=$(sed -n 's|.*serving \(/dev/nbd[0-9]*\) .*|\1|p' "$tmp/swapd-0.log")
 pass "leap-swapd serves $dev with 2 connections and a state file"
 like "$(cat "$tmp/swapd-0.log")" "2 connections, [0-9]+ workers, dead-connection timeout 120 s" \
 	"... as it says"
+is "$(ls /sys/block/"${dev#/dev/}"/mq | wc -l)" 2 "$dev has one blk-mq hardware queue per connection"
 mkswap -q "$dev" >/dev/null && swapon -p 32767 "$dev"
 ok $? "mkswap + swapon $dev" || bail_out "no swap on $dev"
 

@@ -56,8 +56,9 @@ struct leap_mc_config {
 	int existing;
 	/* Keep the per-page state in this file (user/memclient/pstate.h): a
 	 * new client with the same file, servers and geometry reattaches to
-	 * the pages an earlier one (that died) left on the servers.  NULL:
-	 * in memory only. */
+	 * the pages an earlier one (that died) left on the servers; at r = 2
+	 * it starts even if one server does not answer (marked down, probed).
+	 * NULL: in memory only. */
 	const char *state_file;
 	/* RDMA: record the local buffer of every RDMA operation here, in the
 	 * registration trace format (include/leap/regtrace.h) for leap-regsim:
@@ -133,7 +134,8 @@ int leap_mc_discard(struct leap_mc *mc, uint64_t off, size_t len);
  * Whether every server can hold what the placement puts on it (its HELLO
  * capacity, all of it for this device): 0, or -ENOSPC with which server
  * and how much in err.  leap-swapd refuses to start otherwise: a full
- * server fails swap-outs mid-run.
+ * server fails swap-outs mid-run.  A server that never answered (left down
+ * at a reattach, see state_file) is not checked.
  */
 int leap_mc_check_capacity(struct leap_mc *mc, char *err, size_t errlen);
 

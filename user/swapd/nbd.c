@@ -28,6 +28,7 @@
  * different connections share is the request layer (io.c: its counters
  * under stat_lock, the bounce buffer under bounce_lock, the prefetch cache
  * under its own lock) and memclient, which is thread-safe.
+ *
  * Surviving a SIGKILL (--nbd-dead-timeout, --reconnect; read from
  * drivers/block/nbd.c of Linux 6.1, the guest's kernel):
  *  - Our death closes our socket ends; each connection's recv_work fails
