@@ -1116,6 +1116,29 @@ static void resilver_scan(struct leap_mc *mc)
 		       (unsigned long long)copied, (unsigned long long)under);
 }
 
+/*
+ * A server marked down is probed here too (a STATS request, once its probe
+ * time has come), not only by the I/O that happens to reach it: a server
+ * that comes back empty while nothing reads from it (its pages all have
+ * their other replica) must still show its new instance id, so that its
+ * pages are forgotten and copied back to it before the other replica fails.
+ */
+static void probe_down_servers(struct leap_mc *mc)
+{
+	uint64_t value[LEAP_WIRE_MAX_STATS];
+
+	for (unsigned i = 0; i < mc->cfg.nservers; i++) {
+		struct mc_server *s = &mc->srv[i];
+		bool due;
+
+		pthread_mutex_lock(&s->ilock);
+		due = s->down && leap_now_ms() >= s->down_until;
+		pthread_mutex_unlock(&s->ilock);
+		if (due)
+			leap_mc_server_stats(mc, i, value);
+	}
+}
+
 static void *resilver_main(void *arg)
 {
 	struct leap_mc *mc = arg;
@@ -1134,6 +1157,7 @@ static void *resilver_main(void *arg)
 		if (mc->resilver_stop)
 			break;
 		pthread_mutex_unlock(&mc->rs_lock);
+		probe_down_servers(mc);
 		resilver_scan(mc);
 		pthread_mutex_lock(&mc->rs_lock);
 	}
