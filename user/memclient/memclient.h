@@ -18,6 +18,11 @@
  * pages held by one replica only (a write missed the other, or it
  * restarted empty) back to the other once that answers, under a per-stripe
  * lock that writes take too, so a copy never overwrites a newer write.
+ * It also probes servers marked down (STATS), so one that came back empty
+ * shows its new instance id even when no I/O reaches it.
+ *
+ * With cfg.state_file the per-page bytes live in that file (pstate.h) and
+ * a client that replaces a dead one reattaches to what the servers hold.
  *
  * Thread-safe.  Over TCP each server gets `conns` connections, each with
  * up to `window` requests in flight, matched to their replies by request
