@@ -22,6 +22,8 @@
 #   a log line, never zeros.
 #   A write in flight at the SIGKILL (its server frozen): that page reads
 #   as an error after the restart, the others are intact.
+#   A server down when leap-swapd restarts at r = 2: it starts anyway,
+#   serves from the other replica, and refills the server when it is back.
 #   Refusals: another size, replication, server list or order; a damaged
 #   header or page byte; a second leap-swapd on the same file.
 set -u
@@ -155,6 +157,33 @@ pages 0 4096 "$tmp/back"
 cmp -s "$tmp/expect" "$tmp/back"
 ok $? "with A dead, B serves every page, the newest version"
 backend_memd A "$A_addr" 128M || bail_out "leap-memd A did not restart"
+# A came back empty: reading through it notices its new instance id and the
+# re-replication thread fills it from B.
+pages 0 4096 "$tmp/back"
+for ((i = 0; i < 200; i++)); do
+	[ "$(backend_stat under_replicated)" = 0 ] && [ "$(backend_stat resilvered)" -ge 8192 ] && break
+	sleep 0.1
+done
+is "$(backend_stat under_replicated)" 0 "A restarted empty is filled again from B"
+stop_swapd
+
+# ---- a server away when leap-swapd restarts (r = 2) -------------------------
+kill -KILL "$B_pid"
+wait "$B_pid" 2>/dev/null
+start_swapd -r 2
+ok $? "with B down, leap-swapd still reattaches (r = 2)" ||
+	diag "$(tail -n 5 "$BK_DIR/swapd.log")"
+like "$(cat "$BK_DIR/swapd.log")" "$B_addr unreachable at start .*going on without it" \
+	"... saying it goes on without B"
+pages 0 4096 "$tmp/back"
+cmp -s "$tmp/expect" "$tmp/back"
+ok $? "every page reads back from A alone"
+backend_memd B "$B_addr" 128M || bail_out "leap-memd B did not restart"
+for ((i = 0; i < 300; i++)); do
+	[ "$(backend_stat under_replicated)" = 0 ] && [ "$(backend_stat resilvered)" -ge 4096 ] && break
+	sleep 0.1
+done
+cmp_ok "$(backend_stat resilvered)" '>=' 4096 "B, back empty, is filled from A ($(backend_stat resilvered) pages)"
 stop_swapd
 
 # ---- refusals ----------------------------------------------------------------

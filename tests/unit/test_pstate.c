@@ -250,7 +250,8 @@ static void file_refusals(void **state)
 
 	(void)state;
 	assert_int_equal(leap_pstate_open(&ps, path, &g, err, sizeof(err)), 0);
-	assert_int_equal(leap_pstate_open(&ps2, path, &g, err, sizeof(err)), -EWOULDBLOCK);
+	assert_int_equal(leap_pstate_open(&ps2, path, &g, err, sizeof(err)),
+			 -EWOULDBLOCK);
 	assert_non_null(strstr(err, "in use by another leap-swapd"));
 	ps.pages[10] = LEAP_PS_WRITTEN | LEAP_PS_VALID0;
 	leap_pstate_close(&ps, true);

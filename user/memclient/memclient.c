@@ -44,6 +44,7 @@ struct mc_server {
 	pthread_mutex_t ilock; /* instance; down state with pipes */
 	uint64_t instance;
 	uint64_t capacity; /* pages, as its HELLO said */
+	bool hello;	   /* a HELLO was answered: capacity is known */
 	int64_t nospace_log;
 	bool have_instance;
 	bool down; /* a retry window failed: fail fast, probe at down_until */
@@ -255,6 +256,7 @@ static int srv_handshake(struct mc_server *s, struct leap_conn *c, uint8_t *rx,
 	if (mc->have_ps)
 		leap_pstate_set_instance(&mc->ps, s->idx, m.u.hello_rep.instance);
 	s->capacity = m.u.hello_rep.capacity_pages;
+	s->hello = true;
 	pthread_mutex_unlock(&s->ilock);
 	*instance = m.u.hello_rep.instance;
 	id = __atomic_add_fetch(&s->next_id, 1, __ATOMIC_RELAXED);
@@ -1114,6 +1116,29 @@ static void resilver_scan(struct leap_mc *mc)
 		       (unsigned long long)copied, (unsigned long long)under);
 }
 
+/*
+ * A server marked down is probed here too (a STATS request, once its probe
+ * time has come), not only by the I/O that happens to reach it: a server
+ * that comes back empty while nothing reads from it (its pages all have
+ * their other replica) must still show its new instance id, so that its
+ * pages are forgotten and copied back to it before the other replica fails.
+ */
+static void probe_down_servers(struct leap_mc *mc)
+{
+	uint64_t value[LEAP_WIRE_MAX_STATS];
+
+	for (unsigned i = 0; i < mc->cfg.nservers; i++) {
+		struct mc_server *s = &mc->srv[i];
+		bool due;
+
+		pthread_mutex_lock(&s->ilock);
+		due = s->down && leap_now_ms() >= s->down_until;
+		pthread_mutex_unlock(&s->ilock);
+		if (due)
+			leap_mc_server_stats(mc, i, value);
+	}
+}
+
 static void *resilver_main(void *arg)
 {
 	struct leap_mc *mc = arg;
@@ -1132,6 +1157,7 @@ static void *resilver_main(void *arg)
 		if (mc->resilver_stop)
 			break;
 		pthread_mutex_unlock(&mc->rs_lock);
+		probe_down_servers(mc);
 		resilver_scan(mc);
 		pthread_mutex_lock(&mc->rs_lock);
 	}
@@ -1487,7 +1513,7 @@ int leap_mc_check_capacity(struct leap_mc *mc, char *err, size_t errlen)
 					   mc->cfg.nservers, k)] += pages;
 	}
 	for (unsigned i = 0; i < mc->cfg.nservers; i++)
-		if (need[i] > mc->srv[i].capacity) {
+		if (mc->srv[i].hello && need[i] > mc->srv[i].capacity) {
 			snprintf(err, errlen,
 				 "%s serves %llu MiB but this device at %u replica%s "
 				 "places %llu MiB on it: add servers, give them more "
@@ -1647,6 +1673,7 @@ static int mc_state_attach(struct leap_mc *mc, char *err, size_t errlen)
 struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t errlen)
 {
 	struct leap_mc *mc;
+	bool away = false; /* a server left down at start (state file, r = 2) */
 
 	if (cfg->nservers < 1 || cfg->nservers > LEAP_MC_MAX_SERVERS ||
 	    cfg->replicas < 1 || cfg->replicas > 2 || cfg->replicas > cfg->nservers) {
@@ -1786,6 +1813,24 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 				mc_log(mc, "%s: %s; trying again", s->addr, err);
 				usleep(200 * 1000);
 			}
+		}
+		/*
+		 * Reattaching a state file at r = 2, one server may be away (it
+		 * died with the leap-swapd that is being replaced, say): every
+		 * stripe has its other replica elsewhere, the state says which
+		 * pages that one holds, and a server that comes back is checked
+		 * against its instance id like any reconnect.  Refusing to start
+		 * would fail the swap device that is waiting for us.
+		 */
+		if (rc && mc->have_ps && mc->ps.reattached && mc->cfg.replicas == 2 &&
+		    !away) {
+			mc_log(mc,
+			       "%s unreachable at start (%s): going on without it; its "
+			       "pages are read from their other replica until it is back",
+			       s->addr, err);
+			srv_mark_down(s, leap_now_ms(), err);
+			away = true;
+			continue;
 		}
 		if (rc) {
 			leap_mc_close(mc);

@@ -18,6 +18,11 @@
  * pages held by one replica only (a write missed the other, or it
  * restarted empty) back to the other once that answers, under a per-stripe
  * lock that writes take too, so a copy never overwrites a newer write.
+ * It also probes servers marked down (STATS), so one that came back empty
+ * shows its new instance id even when no I/O reaches it.
+ *
+ * With cfg.state_file the per-page bytes live in that file (pstate.h) and
+ * a client that replaces a dead one reattaches to what the servers hold.
  *
  * Thread-safe.  Over TCP each server gets `conns` connections, each with
  * up to `window` requests in flight, matched to their replies by request
@@ -56,8 +61,9 @@ struct leap_mc_config {
 	int existing;
 	/* Keep the per-page state in this file (user/memclient/pstate.h): a
 	 * new client with the same file, servers and geometry reattaches to
-	 * the pages an earlier one (that died) left on the servers.  NULL:
-	 * in memory only. */
+	 * the pages an earlier one (that died) left on the servers; at r = 2
+	 * it starts even if one server does not answer (marked down, probed).
+	 * NULL: in memory only. */
 	const char *state_file;
 	/* RDMA: record the local buffer of every RDMA operation here, in the
 	 * registration trace format (include/leap/regtrace.h) for leap-regsim:
@@ -133,7 +139,8 @@ int leap_mc_discard(struct leap_mc *mc, uint64_t off, size_t len);
  * Whether every server can hold what the placement puts on it (its HELLO
  * capacity, all of it for this device): 0, or -ENOSPC with which server
  * and how much in err.  leap-swapd refuses to start otherwise: a full
- * server fails swap-outs mid-run.
+ * server fails swap-outs mid-run.  A server that never answered (left down
+ * at a reattach, see state_file) is not checked.
  */
 int leap_mc_check_capacity(struct leap_mc *mc, char *err, size_t errlen);
 

@@ -28,6 +28,37 @@
  * different connections share is the request layer (io.c: its counters
  * under stat_lock, the bounce buffer under bounce_lock, the prefetch cache
  * under its own lock) and memclient, which is thread-safe.
+ *
+ * Surviving a SIGKILL (--nbd-dead-timeout, --reconnect; read from
+ * drivers/block/nbd.c of Linux 6.1, the guest's kernel):
+ *  - Our death closes our socket ends; each connection's recv_work fails
+ *    and nbd_mark_nsock_dead() marks it dead.  The device stays
+ *    configured: nbd_genl_connect() keeps a config reference
+ *    (NBD_RT_HAS_CONFIG_REF) that only a disconnect drops.
+ *  - New requests find every socket dead (nbd_handle_cmd ->
+ *    find_fallback fails) and wait_for_reconnect() holds them up to
+ *    dead_conn_timeout (NBD_ATTR_DEAD_CONN_TIMEOUT) for live_connections
+ *    to rise; without one they fail with EIO at once (the old behaviour,
+ *    --nbd-dead-timeout 0).
+ *  - Requests already sent on a dead socket are not failed: their block
+ *    layer timer (30 s when NBD_ATTR_TIMEOUT is 0, nbd_set_cmd_timeout)
+ *    fires and nbd_xmit_timeout() requeues them, with one connection once
+ *    the socket was replaced (cmd->cookie != nsock->cookie: commit "nbd:
+ *    requeue command if the soket is changed"), with several at once
+ *    (they go to a live socket or wait as above).  So a request in flight
+ *    at the kill is sent again to the new leap-swapd, up to 30 s later:
+ *    never lost, never completed with an error.  We leave NBD_ATTR_TIMEOUT
+ *    at 0: with one connection a timeout would make the driver shut down a
+ *    live socket whose request is merely slow.
+ *  - NBD_CMD_RECONFIGURE (nbd_genl_reconfigure) needs the device bound and
+ *    configured, else EINVAL; each NBD_SOCK_ITEM goes to
+ *    nbd_reconnect_socket(), which puts it in the first dead slot, bumps
+ *    that slot's cookie, starts its recv_work and wakes the waiters; a
+ *    socket with no dead slot left is dropped (-ENOSPC, ignored).
+ * What the replayed requests find on the servers is memclient's business
+ * (the --state file, user/memclient/pstate.h): a write in flight at the
+ * kill is written again; a read gets the latest acknowledged version.
+ *
  * Every request is validated before anything is touched (nbdp_check): a
  * bad one gets an error reply and a log line; a request whose header is
  * not one (bad magic) means the stream is lost, and the connection is
