@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "agent.h"
+#include "swapslot.h"
 
 static uint64_t mono_ns(void)
 {
@@ -330,6 +331,61 @@ static int backend_event(struct agent *a, struct agent_target *t,
 }
 
 /*
+ * Backend mode on addresses: the window's pages that pagemap shows swapped
+ * out on the backend's device go to leap-swapd as slots; with
+ * be_swapcache they are then process_madvise'd too (leap-swapd has
+ * started fetching them, so the kernel's reads find them in its cache or
+ * wait for that fetch; user/swapd/cache.c pcache_take), else only recorded
+ * in the prefetched-page map so that the fault on one counts as the hit.
+ * Resident pages, pages not in swap and pages on another swap area are
+ * neither prefetched nor counted.  Pages issued, or -errno.
+ */
+static int backend_push(struct agent *a, uint32_t tgid, uint64_t *pages, uint32_t n,
+			uint64_t marker)
+{
+	uint64_t ent[LEAP_PW_LIMIT], slots[LEAP_PW_LIMIT];
+	uint32_t k = 0, no_off = 0;
+	int m, rc;
+
+	m = prefetch_swap_entries(&a->pf, tgid, pages, n, ent);
+	if (m <= 0)
+		return m;
+	for (int i = 0; i < m; i++) {
+		uint32_t type;
+		uint64_t off;
+
+		if (!swapslot_decode(ent[i], &type, &off) || off == 0) {
+			no_off++;
+			continue;
+		}
+		backend_note(a->be, tgid, pages[i], type, off);
+		if ((int)type != a->be->swap_type) {
+			a->be->st.other_device++;
+			continue;
+		}
+		pages[k] = pages[i];
+		slots[k++] = off;
+	}
+	a->be->st.no_offset += no_off;
+	if (no_off && !a->be_warned_no_offset) {
+		/* Never predict on zeros (design.md section 6). */
+		a->be_warned_no_offset = true;
+		fprintf(stderr,
+			"leap-agent: pid %u: pagemap shows swapped pages without their swap "
+			"slots (opened without CAP_SYS_ADMIN?); nothing pushed for them\n",
+			tgid);
+	}
+	if (k == 0)
+		return 0;
+	if (!a->be_swapcache)
+		prefetch_record(&a->pf, tgid, pages, k, marker);
+	rc = backend_prefetch(a->be, slots, k);
+	if (rc < 0 || !a->be_swapcache)
+		return rc;
+	return prefetch_advise(&a->pf, tgid, pages, k, marker);
+}
+
+/*
  * Whether to hold the stream's next window back because the kernel's own
  * readahead serves the stream.  Measured (docs/bench.md, "Why leap lost on
  * real programs"): a page the program reaches while our process_madvise
@@ -376,10 +432,22 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	t = target_of(a, ev);
 	if (!t || t->policy.mode == AGENT_MODE_OFF)
 		return 0;
-	if (a->be)
+	if (a->be && a->be_offsets)
 		return backend_event(a, t, ev);
+	if (a->be && (ev->flags & LEAP_EV_DEV_READ) && !(ev->flags & LEAP_EV_DEV_MULTI) &&
+	    backend_confirm(a->be, ev->tgid, page, ev->swap_offset))
+		fprintf(stderr,
+			"leap-agent: %s is swap type %d, not its /proc/swaps position "
+			"(a lower area was swapped off): pushing that type's slots\n",
+			a->be->dev, a->be->swap_type);
 	ours = ev->flags & LEAP_EV_PREFETCHED;
-	if (ev->flags & LEAP_EV_MAJOR) {
+	if ((ev->flags & LEAP_EV_MAJOR) && ours && a->be && !a->be_swapcache) {
+		/* Pushed only: the read of a page we pushed is the hit (served
+		 * by leap-swapd's cache, or waiting for its fetch). */
+		hit = true;
+		a->c.hits++;
+		add_stat(a, t->slot, 1, 1);
+	} else if (ev->flags & LEAP_EV_MAJOR) {
 		hit = false;
 		a->c.late += ours;
 	} else if (ours) {
@@ -402,15 +470,28 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 		hold = stream_hold(a, s, ev->tgid, page);
 	n = leap_stream_access(s, &t->policy.params, page, hit, cands, LEAP_PW_LIMIT,
 			       &dec);
-	if (n == 0 || t->policy.mode != AGENT_MODE_LEAP || !a->prefetch_ok)
+	if (n == 0 || t->policy.mode != AGENT_MODE_LEAP)
+		return 0;
+	if (a->be ? a->be->fd < 0 || (a->be_swapcache && !a->prefetch_ok) : !a->prefetch_ok)
 		return 0;
 	if (hold) {
 		a->c.held_kernel_ra += n;
 		return 0;
 	}
 	a->c.lookaheads += dec.lookahead;
-	rc = prefetch_pages(&a->pf, ev->tgid, cands, n,
-			    s->ra_armed ? s->ra_marker : UINT64_MAX);
+	if (a->be)
+		rc = backend_push(a, ev->tgid, cands, n,
+				  s->ra_armed ? s->ra_marker : UINT64_MAX);
+	else
+		rc = prefetch_pages(&a->pf, ev->tgid, cands, n,
+				    s->ra_armed ? s->ra_marker : UINT64_MAX);
+	if (a->be && rc < 0 && a->be->fd < 0) {
+		fprintf(stderr,
+			"leap-agent: leap-swapd control socket %s: %s; backend "
+			"prefetching stopped, observing only\n",
+			a->be->path, strerror(-rc));
+		return 0;
+	}
 	if (rc > 0) {
 		a->c.prefetched += (uint64_t)rc;
 		add_stat(a, t->slot, 0, (uint64_t)rc);

@@ -54,9 +54,20 @@ struct agent {
 	struct leap_observer *obs;
 	struct leap_table streams;
 	struct prefetcher pf;
-	/* Backend mode (NULL: process_madvise): the engine runs on the swap
-	 * offsets of the backend device's reads and pushes windows there. */
+	/*
+	 * Backend mode (NULL: process_madvise): the engine runs on virtual
+	 * addresses as in process_madvise mode; each window's pages become
+	 * their swap slots through /proc/PID/pagemap, and those on the backend
+	 * device are pushed to leap-swapd's prefetch cache.  With be_swapcache
+	 * the same pages are also process_madvise'd: the kernel's read is
+	 * served from leap-swapd's cache and the page waits in the swap cache,
+	 * so the fault is minor.  be_offsets: the older engine on the swap
+	 * offsets of the device's reads (backend_event).
+	 */
 	struct backend *be;
+	bool be_swapcache;
+	bool be_offsets;
+	bool be_warned_no_offset;
 	uint64_t be_hits0, be_hits1; /* leap-swapd's cache hits at start and end */
 	bool prefetch_ok;	     /* the kernel takes process_madvise(WILLNEED) */
 	const char *prefetch_why;

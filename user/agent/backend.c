@@ -152,23 +152,25 @@ static int backend_call(struct backend *b, const char *cmd, size_t len, char *re
 	}
 }
 
-/* Is dev a swap area in use?  /proc/swaps names it by path. */
-static bool in_proc_swaps(const char *dev)
+/*
+ * dev's swap type from /proc/swaps (swapslot_type_from_swaps), -1 if it is
+ * not a swap area in use.  /proc/swaps names it by its real path.
+ */
+static int swap_type_of(const char *dev)
 {
-	char line[512], name[400];
+	static char text[65536];
 	char want[PATH_MAX];
-	bool found = false;
 	FILE *f = fopen("/proc/swaps", "re");
+	size_t n;
 
 	if (!f)
-		return false;
+		return -1;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
 	if (!realpath(dev, want))
 		snprintf(want, sizeof(want), "%s", dev);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%399s", name) == 1 && !strcmp(name, want))
-			found = true;
-	fclose(f);
-	return found;
+	return swapslot_type_from_swaps(text, want);
 }
 
 int backend_open(struct backend *b, const char *sock_path, const char *dev, char *err,
@@ -206,7 +208,8 @@ int backend_open(struct backend *b, const char *sock_path, const char *dev, char
 		return rc;
 	}
 	close(fd);
-	if (!in_proc_swaps(dev)) {
+	b->swap_type = swap_type_of(dev);
+	if (b->swap_type < 0) {
 		snprintf(err, errlen, "%s is not in use as swap (see /proc/swaps)", dev);
 		return -EINVAL;
 	}
@@ -214,7 +217,8 @@ int backend_open(struct backend *b, const char *sock_path, const char *dev, char
 	/* kernel dev_t: include/linux/kdev_t.h, 12-bit major, 20-bit minor */
 	b->kdev = major(st.st_rdev) << 20 | minor(st.st_rdev);
 	b->pushed = calloc(BACKEND_PUSHED_SLOTS, sizeof(*b->pushed));
-	if (!b->pushed) {
+	b->notes = calloc(BACKEND_NOTES, sizeof(*b->notes));
+	if (!b->pushed || !b->notes) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -257,6 +261,8 @@ void backend_close(struct backend *b)
 	b->fd = -1;
 	free(b->pushed);
 	b->pushed = NULL;
+	free(b->notes);
+	b->notes = NULL;
 }
 
 static uint32_t pushed_index(uint64_t slot)
@@ -264,6 +270,39 @@ static uint32_t pushed_index(uint64_t slot)
 	/* Fibonacci hashing: neighbouring slots land far apart. */
 	return (uint32_t)((slot * 0x9E3779B97F4A7C15ULL) >> 48) &
 	       (BACKEND_PUSHED_SLOTS - 1);
+}
+
+static struct backend_note *note_of(struct backend *b, uint64_t page)
+{
+	return &b->notes[(page * 0x9E3779B97F4A7C15ULL) >> 52 & (BACKEND_NOTES - 1)];
+}
+
+void backend_note(struct backend *b, uint32_t tgid, uint64_t page, uint32_t type,
+		  uint64_t offset)
+{
+	if (b->notes)
+		*note_of(b, page) = (struct backend_note){
+			.page = page, .offset = offset, .tgid = tgid, .type = type};
+}
+
+bool backend_confirm(struct backend *b, uint32_t tgid, uint64_t page, uint64_t dev_off)
+{
+	struct backend_note *e;
+	int t;
+
+	if (!b->notes)
+		return false;
+	e = note_of(b, page);
+	if (e->tgid != tgid || e->page != page || e->offset != dev_off)
+		return false;
+	b->st.type_votes++;
+	t = swapslot_vote(&b->votes, b->swap_type, e->type, e->offset, dev_off);
+	e->tgid = 0;
+	if (t == b->swap_type)
+		return false;
+	b->swap_type = t;
+	b->st.type_switches++;
+	return true;
 }
 
 bool backend_take_pushed(struct backend *b, uint64_t slot)

@@ -13,8 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "swapslot.h"
+
 /* Recently pushed slots remembered to recognise hits (direct-mapped). */
 #define BACKEND_PUSHED_SLOTS (1u << 16)
+/* Pagemap entries of candidates remembered to confirm the swap type. */
+#define BACKEND_NOTES 4096
 /* Reply wait for one command; leap-swapd answers after queueing only. */
 #define BACKEND_TIMEOUT_MS 2000
 
@@ -25,6 +29,18 @@ struct backend_stats {
 	uint64_t out_of_range; /* candidates beyond the device: never sent */
 	uint64_t hits;	       /* device reads of a slot we had pushed */
 	uint64_t errors;       /* failed commands (the link is then closed) */
+	uint64_t other_device; /* candidates swapped to another swap area */
+	uint64_t no_offset;    /* swapped candidates pagemap showed without a slot */
+	uint64_t type_votes;   /* device reads that confirmed a candidate's type */
+	uint64_t type_switches; /* times the evidence changed the swap type */
+};
+
+/* A candidate's swap entry as pagemap showed it (to check the type). */
+struct backend_note {
+	uint64_t page;
+	uint64_t offset;
+	uint32_t tgid;
+	uint32_t type;
 };
 
 struct backend {
@@ -34,6 +50,9 @@ struct backend {
 	char dev[64];	    /* its path, for messages */
 	uint64_t dev_pages; /* slots 1..dev_pages-1 are valid (0: swap header) */
 	uint64_t *pushed;   /* slot + 1 per entry, 0 = empty */
+	int swap_type;	    /* the device's swap type (position in /proc/swaps) */
+	struct swapslot_votes votes;
+	struct backend_note *notes; /* direct-mapped by page */
 	struct backend_stats st;
 };
 
@@ -53,6 +72,17 @@ void backend_close(struct backend *b);
  * calls return -ENOTCONN).
  */
 int backend_prefetch(struct backend *b, const uint64_t *slots, uint32_t n);
+
+/*
+ * Remembers that pagemap showed (type, offset) for page of tgid, and, on a
+ * read of device slot dev_off by a fault on page, checks it against what
+ * was remembered: evidence of which swap type is the device's (swapslot.h:
+ * /proc/swaps order is wrong after swapoff left a hole).  confirm returns
+ * true when it changed b->swap_type.
+ */
+void backend_note(struct backend *b, uint32_t tgid, uint64_t page, uint32_t type,
+		  uint64_t offset);
+bool backend_confirm(struct backend *b, uint32_t tgid, uint64_t page, uint64_t dev_off);
 
 /* Whether slot was pushed since it was last taken; forgets it. */
 bool backend_take_pushed(struct backend *b, uint64_t slot);
