@@ -686,8 +686,9 @@ static int start_backend(struct agent *a, const struct opts *o)
 	a->be_offsets = o->backend_offsets;
 	a->be_swapcache = !o->backend_cache_only && !o->backend_offsets;
 	if (a->be_swapcache && !a->prefetch_ok) {
-		fprintf(stderr, "leap-agent: %s: --backend-into swapcache needs it; use "
-				"--backend-into cache\n",
+		fprintf(stderr,
+			"leap-agent: %s: --backend-into swapcache needs it; use "
+			"--backend-into cache\n",
 			a->prefetch_why);
 		return -ENOTSUP;
 	}
@@ -762,8 +763,8 @@ static bool preopen_targets(struct agent *a, bool more_later)
 		}
 		rc = prefetch_preopen(&a->pf, t->tgid);
 		if (rc)
-			fprintf(stderr, "leap-agent: pid %u: /proc/%u/pagemap: %s\n", t->tgid,
-				t->tgid, strerror(-rc));
+			fprintf(stderr, "leap-agent: pid %u: /proc/%u/pagemap: %s\n",
+				t->tgid, t->tgid, strerror(-rc));
 	}
 	return keep;
 }

@@ -332,20 +332,29 @@ static int backend_event(struct agent *a, struct agent_target *t,
 
 /*
  * Backend mode on addresses: the window's pages that pagemap shows swapped
- * out on the backend's device go to leap-swapd as slots; with
- * be_swapcache they are then process_madvise'd too (leap-swapd has
- * started fetching them, so the kernel's reads find them in its cache or
- * wait for that fetch; user/swapd/cache.c pcache_take), else only recorded
- * in the prefetched-page map so that the fault on one counts as the hit.
- * Resident pages, pages not in swap and pages on another swap area are
- * neither prefetched nor counted.  Pages issued, or -errno.
+ * out on the backend's device are prefetched through leap-swapd.  Resident
+ * pages, pages not in swap and pages on another swap area are neither
+ * prefetched nor counted.  Two ways (measured in docs/backend.md):
+ *  - be_swapcache: process_madvise first, then push the slots.  The
+ *    kernel's reads are under way before leap-swapd hears of the window;
+ *    those that reach it after its fetch thread took the window wait for
+ *    that one multi-page fetch (pcache_take), the others are read on
+ *    demand.  Either way the page lands in the swap cache: the fault is
+ *    minor.  Pushing first was measured 2-3x slower: the socket round trip
+ *    delays process_madvise, and faults that reach a page while
+ *    process_madvise holds its slot sleep a jiffy (the -EEXIST retry in
+ *    mm/swap_state.c __read_swap_cache_async).
+ *  - otherwise: push only, and record the pages in the prefetched-page map
+ *    first, so the (major) fault on one counts as the hit; leap-swapd's
+ *    cache serves its read.
+ * Pages issued, or -errno.
  */
 static int backend_push(struct agent *a, uint32_t tgid, uint64_t *pages, uint32_t n,
 			uint64_t marker)
 {
 	uint64_t ent[LEAP_PW_LIMIT], slots[LEAP_PW_LIMIT];
 	uint32_t k = 0, no_off = 0;
-	int m, rc;
+	int m, rc, issued;
 
 	m = prefetch_swap_entries(&a->pf, tgid, pages, n, ent);
 	if (m <= 0)
@@ -371,18 +380,21 @@ static int backend_push(struct agent *a, uint32_t tgid, uint64_t *pages, uint32_
 		/* Never predict on zeros (design.md section 6). */
 		a->be_warned_no_offset = true;
 		fprintf(stderr,
-			"leap-agent: pid %u: pagemap shows swapped pages without their swap "
-			"slots (opened without CAP_SYS_ADMIN?); nothing pushed for them\n",
+			"leap-agent: pid %u: pagemap shows swapped pages without their "
+			"swap "
+			"slots (opened without CAP_SYS_ADMIN?); nothing pushed for "
+			"them\n",
 			tgid);
 	}
 	if (k == 0)
 		return 0;
-	if (!a->be_swapcache)
+	if (!a->be_swapcache) {
 		prefetch_record(&a->pf, tgid, pages, k, marker);
+		return backend_prefetch(a->be, slots, k);
+	}
+	issued = prefetch_advise(&a->pf, tgid, pages, k, marker);
 	rc = backend_prefetch(a->be, slots, k);
-	if (rc < 0 || !a->be_swapcache)
-		return rc;
-	return prefetch_advise(&a->pf, tgid, pages, k, marker);
+	return rc < 0 ? rc : issued;
 }
 
 /*
@@ -472,7 +484,8 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 			       &dec);
 	if (n == 0 || t->policy.mode != AGENT_MODE_LEAP)
 		return 0;
-	if (a->be ? a->be->fd < 0 || (a->be_swapcache && !a->prefetch_ok) : !a->prefetch_ok)
+	if (a->be ? a->be->fd < 0 || (a->be_swapcache && !a->prefetch_ok)
+		  : !a->prefetch_ok)
 		return 0;
 	if (hold) {
 		a->c.held_kernel_ra += n;

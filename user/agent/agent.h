@@ -59,10 +59,10 @@ struct agent {
 	 * addresses as in process_madvise mode; each window's pages become
 	 * their swap slots through /proc/PID/pagemap, and those on the backend
 	 * device are pushed to leap-swapd's prefetch cache.  With be_swapcache
-	 * the same pages are also process_madvise'd: the kernel's read is
-	 * served from leap-swapd's cache and the page waits in the swap cache,
-	 * so the fault is minor.  be_offsets: the older engine on the swap
-	 * offsets of the device's reads (backend_event).
+	 * the same pages are also process_madvise'd (first): the kernel's
+	 * reads meet leap-swapd's fetch of the window and the page waits in
+	 * the swap cache, so the fault is minor.  be_offsets: the older engine on the
+	 * swap offsets of the device's reads (backend_event).
 	 */
 	struct backend *be;
 	bool be_swapcache;

@@ -23,15 +23,15 @@
 #define BACKEND_TIMEOUT_MS 2000
 
 struct backend_stats {
-	uint64_t commands;     /* PREFETCH lines sent */
-	uint64_t queued;       /* slots leap-swapd queued */
-	uint64_t dropped;      /* slots it dropped (its queue was full) */
-	uint64_t out_of_range; /* candidates beyond the device: never sent */
-	uint64_t hits;	       /* device reads of a slot we had pushed */
-	uint64_t errors;       /* failed commands (the link is then closed) */
-	uint64_t other_device; /* candidates swapped to another swap area */
-	uint64_t no_offset;    /* swapped candidates pagemap showed without a slot */
-	uint64_t type_votes;   /* device reads that confirmed a candidate's type */
+	uint64_t commands;	/* PREFETCH lines sent */
+	uint64_t queued;	/* slots leap-swapd queued */
+	uint64_t dropped;	/* slots it dropped (its queue was full) */
+	uint64_t out_of_range;	/* candidates beyond the device: never sent */
+	uint64_t hits;		/* device reads of a slot we had pushed */
+	uint64_t errors;	/* failed commands (the link is then closed) */
+	uint64_t other_device;	/* candidates swapped to another swap area */
+	uint64_t no_offset;	/* swapped candidates pagemap showed without a slot */
+	uint64_t type_votes;	/* device reads that confirmed a candidate's type */
 	uint64_t type_switches; /* times the evidence changed the swap type */
 };
 

@@ -364,8 +364,8 @@ int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_
 	return advise_pages(p, pr, tgid, pages, m, marker);
 }
 
-int prefetch_swap_entries(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n,
-			  uint64_t *ent)
+int prefetch_swap_entries(struct prefetcher *p, uint32_t tgid, uint64_t *pages,
+			  uint32_t n, uint64_t *ent)
 {
 	struct prefetch_proc *pr;
 	uint32_t m, kept;
@@ -390,8 +390,8 @@ int prefetch_swap_entries(struct prefetcher *p, uint32_t tgid, uint64_t *pages, 
 	return (int)kept;
 }
 
-int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages, uint32_t m,
-		    uint64_t marker)
+int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
+		    uint32_t m, uint64_t marker)
 {
 	struct prefetch_proc *pr;
 	int err = 0;

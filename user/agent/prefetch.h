@@ -64,16 +64,16 @@ int prefetch_preopen(struct prefetcher *p, uint32_t tgid);
  * entry in ent[] (swapslot_decode() reads it).  Kept count, or -errno
  * (-EACCES: no pagemap for tgid; -ESRCH: gone).
  */
-int prefetch_swap_entries(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n,
-			  uint64_t *ent);
+int prefetch_swap_entries(struct prefetcher *p, uint32_t tgid, uint64_t *pages,
+			  uint32_t n, uint64_t *ent);
 /*
  * Step 2, one of: process_madvise for pages[0..m) (sorted, unique, already
  * filtered), recorded in the prefetched-page map as prefetch_pages does; or
  * only record them there (their slots went to leap-swapd, whose cache
  * serves the major fault: a fault on them is the hit).
  */
-int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages, uint32_t m,
-		    uint64_t marker);
+int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
+		    uint32_t m, uint64_t marker);
 void prefetch_record(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 		     uint32_t m, uint64_t marker);
 /*
