@@ -75,6 +75,7 @@ struct opts {
 	const char *backend_sock;
 	const char *backend_dev;
 	bool backend_cache_only; /* --backend-into cache */
+	bool backend_into_given; /* --backend-into named: no fallback */
 	bool backend_offsets;	 /* --backend-engine offsets */
 	bool bpf_stats;
 	bool verbose;
@@ -197,6 +198,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		if (strcmp(arg, "swapcache") && strcmp(arg, "cache"))
 			argp_error(state, "--backend-into takes swapcache or cache");
 		o->backend_cache_only = !strcmp(arg, "cache");
+		o->backend_into_given = true;
 		break;
 	case OPT_BACKEND_ENGINE:
 		if (strcmp(arg, "addresses") && strcmp(arg, "offsets"))
@@ -686,11 +688,15 @@ static int start_backend(struct agent *a, const struct opts *o)
 	a->be_offsets = o->backend_offsets;
 	a->be_swapcache = !o->backend_cache_only && !o->backend_offsets;
 	if (a->be_swapcache && !a->prefetch_ok) {
-		fprintf(stderr,
-			"leap-agent: %s: --backend-into swapcache needs it; use "
-			"--backend-into cache\n",
-			a->prefetch_why);
-		return -ENOTSUP;
+		/* Kernels before 5.15 refuse WILLNEED: the cache alone still works. */
+		fprintf(stderr, "leap-agent: %s: %s\n", a->prefetch_why,
+			o->backend_into_given ? "--backend-into swapcache needs it; use "
+						"--backend-into cache"
+					      : "pushing to leap-swapd's cache only "
+						"(--backend-into cache)");
+		if (o->backend_into_given)
+			return -ENOTSUP;
+		a->be_swapcache = false;
 	}
 	return 0;
 }

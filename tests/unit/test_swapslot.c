@@ -21,11 +21,13 @@ static void decode(void **state)
 	(void)state;
 
 	/* swap type 3, offset 0x12345, plus a flag bit above bit 54 */
-	assert_true(swapslot_decode(PM_SWAP | PM_EXCL | (0x12345ULL << 5) | 3, &type, &off));
+	assert_true(
+		swapslot_decode(PM_SWAP | PM_EXCL | (0x12345ULL << 5) | 3, &type, &off));
 	assert_int_equal(type, 3);
 	assert_int_equal(off, 0x12345);
 	/* the largest offset the 50-bit field holds */
-	assert_true(swapslot_decode(PM_SWAP | (((1ULL << 50) - 1) << 5) | 31, &type, &off));
+	assert_true(
+		swapslot_decode(PM_SWAP | (((1ULL << 50) - 1) << 5) | 31, &type, &off));
 	assert_int_equal(type, 31);
 	assert_int_equal(off, (1ULL << 50) - 1);
 	/* opened without CAP_SYS_ADMIN: swapped, both fields 0 */
