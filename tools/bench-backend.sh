@@ -15,15 +15,15 @@
 #  2. seq and stride:16 on the backend as swap (tools/bench-swap.sh --swap
 #     backend): Linux readahead (b), leap through process_madvise (c0),
 #     leap in backend mode (e: engine on addresses, process_madvise then
-#     slots pushed to leap-swapd; ec: slots pushed only; eo: the engine on
-#     swap offsets, slots pushed only), the rows interleaved and rotated
+#     slots pushed to leap-swapd; ec: slots pushed only), the rows
+#     interleaved and rotated
 #     within one bench-swap invocation, median of --reps.
 # Then one table of speedups (b / row) against RTT, a CSV and, with
 # gnuplot, a PNG plot of them (bench/out/bench-backend-*).
 #
 # Usage: tools/bench-backend.sh [--rtts "0 5 20 50"] [--reps N] [--samples N]
 #                                [--skip-stride] [--skip-pagein] [--knobs]
-#                                [--rows "b c0 e ec eo"]
+#                                [--rows "b c0 e ec"]
 #                                [BENCH-SWAP ARGS...]
 # --knobs: instead, 4-reader page-in at the first RTT for each FUSE /
 # memclient parallelism knob of leap-swapd, one at a time.
@@ -39,7 +39,7 @@ PAGEIN=1
 KNOBS=0
 RTTS="0 5 20 50"
 REPS=3
-ROWS="b c0 e ec eo"
+ROWS="b c0 e ec"
 OUTDIR=$root/bench/out
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -214,7 +214,6 @@ if command -v gnuplot >/dev/null; then
 			c0) label="process_madvise (c0)" ;;
 			e) label="backend, swapcache (e)" ;;
 			ec) label="backend, cache only (ec)" ;;
-			eo) label="backend, offsets (eo)" ;;
 			*) label=$r ;;
 			esac
 			plot="$plot\"$OUTDIR/.speed-$w-$r.dat\" using 1:2 with linespoints title \"$w, $label\", "

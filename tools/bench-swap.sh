@@ -15,8 +15,6 @@
 #         virtual addresses, each window process_madvise'd and its swap slots
 #         (from pagemap) pushed to leap-swapd's prefetch cache (pc=0)
 #   ec    the same with --backend-into cache: slots pushed only (pc=0)
-#   eo    the same with --backend-engine offsets: the engine on the swap
-#         offsets of the device's reads, slots pushed only (pc=0)
 # Rows a, b, d run in a fresh v1 memory cgroup from tests/lib/fixture.sh;
 # agent rows let `leap-agent run --memory-limit` make its own.  Swap is a
 # preallocated file on the root filesystem (async block I/O, so Linux's
@@ -69,7 +67,7 @@ Usage: tools/bench-swap.sh [OPTION...]
   --timeout S             per-run limit in seconds (default $RUN_TIMEOUT)
   --out DIR               output directory (default bench/out)
   --swap file|backend     swap on a file on the root filesystem (default) or on
-                          leap-swapd + leap-memd (enables rows e, ec, eo)
+                          leap-swapd + leap-memd (enables rows e, ec)
   --memd-delay-us US      with --swap backend: leap-memd holds each reply US
                           microseconds (an emulated network; default 0)
 EOF
@@ -154,7 +152,7 @@ rows=()
 for r in $ROWS; do
 	case $r in
 	a | b | d) rows+=("$r") ;;
-	c | c0 | off | e | ec | eo)
+	c | c0 | off | e | ec)
 		if [ "${r#e}" != "$r" ] && [ "$SWAP" != backend ]; then
 			echo "bench-swap: row $r needs --swap backend" >&2
 			exit 1
@@ -166,7 +164,7 @@ for r in $ROWS; do
 		fi
 		;;
 	*)
-		echo "bench-swap: unknown row '$r' (a b c c0 off d e ec eo)" >&2
+		echo "bench-swap: unknown row '$r' (a b c c0 off d e ec)" >&2
 		exit 1
 		;;
 	esac
@@ -183,7 +181,6 @@ row_label()
 	d) echo "oracle $ORACLE (pc=3)" ;;
 	e) echo "backend, swapcache (pc=0)" ;;
 	ec) echo "backend, cache only (pc=0)" ;;
-	eo) echo "backend, offsets (pc=0)" ;;
 	esac
 }
 
@@ -237,7 +234,7 @@ run_row()
 	local -a wlcmd
 	limit=$((FOOTPRINT_MIB * pct / 100))M
 	case $row in
-	a | c0 | e | ec | eo) pc=0 ;;
+	a | c0 | e | ec) pc=0 ;;
 	c) pc=$AGENT_PC ;;
 	esac
 	page_cluster_set "$pc" || return 1
@@ -263,7 +260,6 @@ run_row()
 		case $row in
 		e) extra=(--backend "$BK_CTL" --backend-dev "$BK_LOOP") ;;
 		ec) extra=(--backend "$BK_CTL" --backend-dev "$BK_LOOP" --backend-into cache) ;;
-		eo) extra=(--backend "$BK_CTL" --backend-dev "$BK_LOOP" --backend-engine offsets) ;;
 		esac
 		timeout --kill-after=5 "$RUN_TIMEOUT" "$AGENT" run --memory-limit "$limit" \
 			--policy "$policy" --bpf-stats "${extra[@]}" --json "$ajson" -- "${wlcmd[@]}" \

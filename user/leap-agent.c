@@ -54,7 +54,6 @@ enum {
 	OPT_BACKEND,
 	OPT_BACKEND_DEV,
 	OPT_BACKEND_INTO,
-	OPT_BACKEND_ENGINE,
 	OPT_KEEP_RUNNING,
 	OPT_CGROUP_EXACT,
 	OPT_METRICS_TEXTFILE,
@@ -76,7 +75,6 @@ struct opts {
 	const char *backend_dev;
 	bool backend_cache_only; /* --backend-into cache */
 	bool backend_into_given; /* --backend-into named: no fallback */
-	bool backend_offsets;	 /* --backend-engine offsets */
 	bool bpf_stats;
 	bool verbose;
 	uint64_t mem_limit;
@@ -110,10 +108,6 @@ static const struct argp_option common_opts[] = {
 	 "so the kernel reads them from leap-swapd's cache into its swap cache and the "
 	 "fault is minor; cache only pushes (the fault stays major, served from "
 	 "leap-swapd's cache)",
-	 0},
-	{"backend-engine", OPT_BACKEND_ENGINE, "addresses|offsets", 0,
-	 "With --backend: addresses (default), or offsets: the engine on the swap "
-	 "offsets of the device's reads (the older mode, for comparison)",
 	 0},
 	{"verbose", 'v', NULL, 0, "Log more", 0},
 	{},
@@ -199,11 +193,6 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 			argp_error(state, "--backend-into takes swapcache or cache");
 		o->backend_cache_only = !strcmp(arg, "cache");
 		o->backend_into_given = true;
-		break;
-	case OPT_BACKEND_ENGINE:
-		if (strcmp(arg, "addresses") && strcmp(arg, "offsets"))
-			argp_error(state, "--backend-engine takes addresses or offsets");
-		o->backend_offsets = !strcmp(arg, "offsets");
 		break;
 	case ARGP_KEY_END:
 		if (!o->backend_sock != !o->backend_dev)
@@ -685,8 +674,7 @@ static int start_backend(struct agent *a, const struct opts *o)
 		return rc;
 	}
 	backend_stat(a->be, "hits", &a->be_hits0);
-	a->be_offsets = o->backend_offsets;
-	a->be_swapcache = !o->backend_cache_only && !o->backend_offsets;
+	a->be_swapcache = !o->backend_cache_only;
 	if (a->be_swapcache && !a->prefetch_ok) {
 		/* Kernels before 5.15 refuse WILLNEED: the cache alone still works. */
 		fprintf(stderr, "leap-agent: %s: %s\n", a->prefetch_why,
@@ -757,7 +745,7 @@ static bool preopen_targets(struct agent *a, bool more_later)
 {
 	bool keep = more_later;
 
-	if (!a->be || a->be_offsets)
+	if (!a->be)
 		return false;
 	for (int i = 0; i < a->ntargets; i++) {
 		struct agent_target *t = &a->targets[i];
@@ -900,9 +888,6 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 		add_u64s(o, f, sizeof(f) / sizeof(f[0]));
 		json_object_object_add(o, "backend_swap_type",
 				       json_object_new_int(a->be->swap_type));
-		json_object_object_add(
-			o, "backend_engine",
-			json_object_new_string(a->be_offsets ? "offsets" : "addresses"));
 	}
 	json_object_object_add(
 		o, "agent_cpu_us_per_event",
@@ -1222,7 +1207,7 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (pol.mode == AGENT_MODE_LEAP && !a->prefetch_ok && !a->be)
 		fprintf(stderr, "leap-agent: %s: observing only\n", a->prefetch_why);
-	if (!a->be || a->be_offsets) {
+	if (!a->be) {
 		drop_caps(caps, sizeof(caps), false);
 		write_state(a, caps);
 	}
@@ -1232,7 +1217,7 @@ static int cmd_run(int argc, char **argv)
 		goto out;
 	close(go[1]);
 	go[1] = -1;
-	if (a->be && !a->be_offsets) {
+	if (a->be) {
 		/*
 		 * A pagemap file reads the mm its process had when it was
 		 * opened (fs/proc/base.c proc_mem_open): open the command's

@@ -98,7 +98,6 @@ is "$?" 0 "stride:16 in backend mode (swapcache): exit 0, every page verified" |
 	diag "$(tail -5 "$tmp/be.err")"
 h1=$(backend_stat hits)
 is "$(j be prefetch_via)" leap-swapd+swapcache "the agent prefetched through leap-swapd and the swap cache"
-is "$(j be backend_engine)" addresses "... with the engine on virtual addresses"
 is "$(cat /proc/sys/vm/page-cluster)" "$pc0" "vm.page-cluster restored after the run (backend mode sets 0)"
 is "$(j be backend_swap_type)" "$want_type" "the device is swap type $want_type"
 cmp_ok "$(j be backend_queued)" '>' 20000 "slots pushed to leap-swapd: $(j be backend_queued) for 32768 pages"

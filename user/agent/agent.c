@@ -275,62 +275,6 @@ static void record_latency(struct agent *a, struct agent_target *t,
 }
 
 /*
- * Backend mode: every swap-in from the backend device is a major fault
- * (a read of the device, served from leap-swapd's cache or not), so the
- * engine's history is the device reads' offsets and a hit is a read of a
- * slot we pushed.
- */
-static int backend_event(struct agent *a, struct agent_target *t,
-			 const struct leap_event *ev)
-{
-	uint64_t cands[LEAP_PW_LIMIT];
-	struct leap_stream_key_t key;
-	struct leap_decision dec;
-	struct leap_stream *s;
-	uint32_t n;
-	bool hit;
-	int rc;
-
-	if (!(ev->flags & LEAP_EV_DEV_READ)) {
-		a->c.ignored++; /* not a read of the backend device */
-		return 0;
-	}
-	if (ev->flags & LEAP_EV_DEV_MULTI) {
-		a->c.ambiguous++; /* kernel readahead: which read was the fault's? */
-		return 0;
-	}
-	hit = backend_take_pushed(a->be, ev->swap_offset);
-	if (hit) {
-		a->c.hits++;
-		add_stat(a, t->slot, 1, 1);
-	}
-	a->c.swap_faults++;
-	key = leap_key_make(t->policy.params.key, ev->cgroup_id, ev->tgid, ev->tid);
-	s = leap_table_get(&a->streams, &key, t->policy.params.hsize, ev->ts_ns);
-	n = leap_stream_access(s, &t->policy.params, ev->swap_offset, hit, cands,
-			       LEAP_PW_LIMIT, &dec);
-	if (n == 0 || t->policy.mode != AGENT_MODE_LEAP || a->be->fd < 0)
-		return 0;
-	a->c.lookaheads += dec.lookahead;
-	rc = backend_prefetch(a->be, cands, n);
-	if (rc > 0) {
-		a->c.prefetched += (uint64_t)rc;
-		add_stat(a, t->slot, 0, (uint64_t)rc);
-		record_latency(a, t, ev);
-	} else if (rc < 0 && a->be->fd < 0) {
-		fprintf(stderr,
-			"leap-agent: leap-swapd control socket %s: %s; backend "
-			"prefetching "
-			"stopped, observing only\n",
-			a->be->path, strerror(-rc));
-	} else if (rc < 0) {
-		fprintf(stderr, "leap-agent: leap-swapd refused a prefetch batch (%s)\n",
-			strerror(-rc));
-	}
-	return 0;
-}
-
-/*
  * Backend mode on addresses: the window's pages that pagemap shows swapped
  * out on the backend's device are prefetched through leap-swapd.  Resident
  * pages, pages not in swap and pages on another swap area are neither
@@ -444,8 +388,8 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	t = target_of(a, ev);
 	if (!t || t->policy.mode == AGENT_MODE_OFF)
 		return 0;
-	if (a->be && a->be_offsets)
-		return backend_event(a, t, ev);
+	if (a->be && (ev->flags & LEAP_EV_DEV_MULTI))
+		a->c.ambiguous++; /* several device reads in one fault */
 	if (a->be && (ev->flags & LEAP_EV_DEV_READ) && !(ev->flags & LEAP_EV_DEV_MULTI) &&
 	    backend_confirm(a->be, ev->tgid, page, ev->swap_offset))
 		fprintf(stderr,

@@ -216,9 +216,8 @@ int backend_open(struct backend *b, const char *sock_path, const char *dev, char
 	b->dev_pages = bytes / 4096;
 	/* kernel dev_t: include/linux/kdev_t.h, 12-bit major, 20-bit minor */
 	b->kdev = major(st.st_rdev) << 20 | minor(st.st_rdev);
-	b->pushed = calloc(BACKEND_PUSHED_SLOTS, sizeof(*b->pushed));
 	b->notes = calloc(BACKEND_NOTES, sizeof(*b->notes));
-	if (!b->pushed || !b->notes) {
+	if (!b->notes) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -259,17 +258,8 @@ void backend_close(struct backend *b)
 	if (b->fd >= 0)
 		close(b->fd);
 	b->fd = -1;
-	free(b->pushed);
-	b->pushed = NULL;
 	free(b->notes);
 	b->notes = NULL;
-}
-
-static uint32_t pushed_index(uint64_t slot)
-{
-	/* Fibonacci hashing: neighbouring slots land far apart. */
-	return (uint32_t)((slot * 0x9E3779B97F4A7C15ULL) >> 48) &
-	       (BACKEND_PUSHED_SLOTS - 1);
 }
 
 static struct backend_note *note_of(struct backend *b, uint64_t page)
@@ -302,20 +292,6 @@ bool backend_confirm(struct backend *b, uint32_t tgid, uint64_t page, uint64_t d
 		return false;
 	b->swap_type = t;
 	b->st.type_switches++;
-	return true;
-}
-
-bool backend_take_pushed(struct backend *b, uint64_t slot)
-{
-	uint64_t *e;
-
-	if (!b->pushed)
-		return false;
-	e = &b->pushed[pushed_index(slot)];
-	if (*e != slot + 1)
-		return false;
-	*e = 0;
-	b->st.hits++;
 	return true;
 }
 
@@ -353,11 +329,6 @@ int backend_prefetch(struct backend *b, const uint64_t *slots, uint32_t n)
 	}
 	b->st.queued += queued;
 	b->st.dropped += dropped;
-	/* Which were dropped is not said: remember all.  A dropped slot that
-	 * is read later counts as a hit for the engine's window sizing;
-	 * leap-swapd's own hit counter (backend_stat "hits") is the exact one. */
-	for (uint32_t i = 0; i < m; i++)
-		b->pushed[pushed_index(valid[i])] = valid[i] + 1;
 	return (int)queued;
 }
 
