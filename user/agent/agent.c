@@ -298,7 +298,7 @@ static int backend_push(struct agent *a, uint32_t tgid, uint64_t *pages, uint32_
 {
 	uint64_t ent[LEAP_PW_LIMIT], slots[LEAP_PW_LIMIT];
 	uint32_t k = 0, no_off = 0;
-	int m, rc, issued;
+	int m, rc, issued = 0;
 
 	m = prefetch_swap_entries(&a->pf, tgid, pages, n, ent);
 	if (m <= 0)
@@ -332,13 +332,21 @@ static int backend_push(struct agent *a, uint32_t tgid, uint64_t *pages, uint32_
 	}
 	if (k == 0)
 		return 0;
-	if (!a->be_swapcache) {
+	if (!a->be_swapcache)
 		prefetch_record(&a->pf, tgid, pages, k, marker);
-		return backend_prefetch(a->be, slots, k);
-	}
-	issued = prefetch_advise(&a->pf, tgid, pages, k, marker);
+	else
+		issued = prefetch_advise(&a->pf, tgid, pages, k, marker);
 	rc = backend_prefetch(a->be, slots, k);
-	return rc < 0 ? rc : issued;
+	if (rc < 0 && a->be->fd < 0)
+		fprintf(stderr,
+			"leap-agent: leap-swapd control socket %s: %s; backend "
+			"prefetching stopped, observing only\n",
+			a->be->path, strerror(-rc));
+	else if (rc < 0)
+		fprintf(stderr, "leap-agent: leap-swapd refused a prefetch batch (%s)\n",
+			strerror(-rc));
+	/* What process_madvise issued stands whatever leap-swapd said. */
+	return a->be_swapcache ? issued : rc;
 }
 
 /*
@@ -442,13 +450,6 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	else
 		rc = prefetch_pages(&a->pf, ev->tgid, cands, n,
 				    s->ra_armed ? s->ra_marker : UINT64_MAX);
-	if (a->be && rc < 0 && a->be->fd < 0) {
-		fprintf(stderr,
-			"leap-agent: leap-swapd control socket %s: %s; backend "
-			"prefetching stopped, observing only\n",
-			a->be->path, strerror(-rc));
-		return 0;
-	}
 	if (rc > 0) {
 		a->c.prefetched += (uint64_t)rc;
 		add_stat(a, t->slot, 0, (uint64_t)rc);
