@@ -16,7 +16,7 @@ bench-swap-quick:
 
 # The remote swap backend (docs/backend.md): page-in latency of a
 # prefetch-cache hit, a fetch from leap-memd and a file on the root
-# filesystem; stride:16 with swap on the backend (rows b, c0, e).
+# filesystem; seq and stride:16 with swap on the backend (rows b, c0, e, ec).
 BENCH_BACKEND_ARGS ?=
 bench-backend:
 	$(MAKE) $(BIN)/leap-workload $(BIN)/leap-memd $(BIN)/leap-swapd \

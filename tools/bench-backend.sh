@@ -14,13 +14,16 @@
 #     and the most requests leap-swapd had in flight on one connection.
 #  2. seq and stride:16 on the backend as swap (tools/bench-swap.sh --swap
 #     backend): Linux readahead (b), leap through process_madvise (c0),
-#     leap in backend mode (e), the rows interleaved and rotated within one
-#     bench-swap invocation, median of --reps.
-# Then one table of speedups (b / c0, b / e) against RTT, a CSV and, with
+#     leap in backend mode (e: engine on addresses, process_madvise then
+#     slots pushed to leap-swapd; ec: slots pushed only), the rows
+#     interleaved and rotated
+#     within one bench-swap invocation, median of --reps.
+# Then one table of speedups (b / row) against RTT, a CSV and, with
 # gnuplot, a PNG plot of them (bench/out/bench-backend-*).
 #
 # Usage: tools/bench-backend.sh [--rtts "0 5 20 50"] [--reps N] [--samples N]
 #                                [--skip-stride] [--skip-pagein] [--knobs]
+#                                [--rows "b c0 e ec"]
 #                                [BENCH-SWAP ARGS...]
 # --knobs: instead, 4-reader page-in at the first RTT for each FUSE /
 # memclient parallelism knob of leap-swapd, one at a time.
@@ -36,6 +39,7 @@ PAGEIN=1
 KNOBS=0
 RTTS="0 5 20 50"
 REPS=3
+ROWS="b c0 e ec"
 OUTDIR=$root/bench/out
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -46,6 +50,7 @@ while [ $# -gt 0 ]; do
 	--rtts) RTTS=$2 && shift 2 ;;
 	--delay-us) RTTS=$2 && shift 2 ;; # the old single-RTT option
 	--reps) REPS=$2 && shift 2 ;;
+	--rows) ROWS=$2 && shift 2 ;;
 	--out) OUTDIR=$2 && shift 2 ;;
 	*) break ;;
 	esac
@@ -159,23 +164,35 @@ if [ "$PAGEIN" = 1 ]; then
 fi
 
 [ "$STRIDE" = 1 ] || exit 0
-echo "rtt_us,workload,b_s,c0_s,e_s,speedup_c0,speedup_e" >"$speed_csv"
+# Columns: wall of every row, then b / row for every row but b.
+others=$(tr ' ' '\n' <<<"$ROWS" | grep -vx b | tr '\n' ' ')
+{
+	printf 'rtt_us,workload'
+	for r in $ROWS; do printf ',%s_s' "$r"; done
+	for r in $others; do printf ',speedup_%s' "$r"; done
+	echo
+} >"$speed_csv"
 for d in $RTTS; do
 	echo
 	echo "bench-backend: seq and stride:16, swap on the backend, RTT $d us" \
-		"(tools/bench-swap.sh --swap backend --memd-delay-us $d --reps $REPS)"
+		"(tools/bench-swap.sh --swap backend --memd-delay-us $d --reps $REPS --rows \"$ROWS\")"
 	sub=$OUTDIR/bench-backend-$stamp-rtt$d
 	mkdir -p "$sub"
 	bash "$here/bench-swap.sh" --swap backend --memd-delay-us "$d" --workloads "seq stride:16" \
-		--limits 50 --rows "b c0 e" --reps "$REPS" --out "$sub" "$@" || exit 1
+		--limits 50 --rows "$ROWS" --reps "$REPS" --out "$sub" "$@" || exit 1
 	sum=$(ls "$sub"/bench-swap-*[0-9].csv | tail -1)
-	awk -F, -v d="$d" 'NR > 1 { w[$1 SUBSEP $3] = $7; wl[$1] = 1 }
+	awk -F, -v d="$d" -v rows="$ROWS" -v others="$others" 'NR > 1 { w[$1 SUBSEP $3] = $7; wl[$1] = 1 }
 	END {
+		nr = split(rows, R, " "); no = split(others, O, " ")
 		for (x in wl) {
-			b = w[x SUBSEP "b"]; c = w[x SUBSEP "c0"]; e = w[x SUBSEP "e"]
-			printf "%s,%s,%s,%s,%s,%s,%s\n", d, x, b, c, e,
-				(b != "" && c > 0) ? sprintf("%.2f", b / c) : "",
-				(b != "" && e > 0) ? sprintf("%.2f", b / e) : ""
+			b = w[x SUBSEP "b"]
+			printf "%s,%s", d, x
+			for (i = 1; i <= nr; i++) printf ",%s", w[x SUBSEP R[i]]
+			for (i = 1; i <= no; i++) {
+				v = w[x SUBSEP O[i]]
+				printf ",%s", (b != "" && v > 0) ? sprintf("%.2f", b / v) : ""
+			}
+			printf "\n"
 		}
 	}' "$sum" >>"$speed_csv"
 done
@@ -185,23 +202,32 @@ column -s, -t "$speed_csv"
 echo "CSV: $speed_csv"
 if command -v gnuplot >/dev/null; then
 	png=$OUTDIR/bench-backend-$stamp-speedup.png
+	# One line per workload and row: column speedup_ROW of the CSV.
+	plot=""
 	for w in seq stride:16; do
-		awk -F, -v w="$w" 'NR > 1 && $2 == w { print $1, $6, $7 }' "$speed_csv" | sort -n \
-			>"$OUTDIR/.speed-$w.dat"
+		for r in $others; do
+			col=$(head -1 "$speed_csv" | tr ',' '\n' | grep -nx "speedup_$r" | cut -d: -f1)
+			[ -n "$col" ] || continue
+			awk -F, -v w="$w" -v c="$col" 'NR > 1 && $2 == w && $c != "" { print $1, $c }' \
+				"$speed_csv" | sort -n >"$OUTDIR/.speed-$w-$r.dat"
+			case $r in
+			c0) label="process_madvise (c0)" ;;
+			e) label="backend, swapcache (e)" ;;
+			ec) label="backend, cache only (ec)" ;;
+			*) label=$r ;;
+			esac
+			plot="$plot\"$OUTDIR/.speed-$w-$r.dat\" using 1:2 with linespoints title \"$w, $label\", "
+		done
 	done
 	gnuplot <<EOF
-set terminal pngcairo size 800,500 noenhanced
+set terminal pngcairo size 900,560 noenhanced
 set output "$png"
 set title "leap on the remote swap backend: speedup over Linux readahead"
 set xlabel "emulated RTT (us, leap-memd --delay-us)"
 set ylabel "wall(readahead) / wall(row)"
-set key top left
+set key outside right
 set grid
-plot "$OUTDIR/.speed-seq.dat" using 1:2 with linespoints title "seq, process_madvise (c0)", \
-     "$OUTDIR/.speed-seq.dat" using 1:3 with linespoints title "seq, backend mode (e)", \
-     "$OUTDIR/.speed-stride:16.dat" using 1:2 with linespoints title "stride:16, process_madvise (c0)", \
-     "$OUTDIR/.speed-stride:16.dat" using 1:3 with linespoints title "stride:16, backend mode (e)", \
-     1 with lines dashtype 2 title "readahead"
+plot $plot 1 with lines dashtype 2 title "readahead"
 EOF
 	rm -f "$OUTDIR"/.speed-*.dat
 	[ -s "$png" ] && echo "plot: $png"

@@ -11,8 +11,10 @@
 #   c0    leap-agent run --policy leap at page-cluster=0 (Leap alone; optional)
 #   off   leap-agent run --policy off (the agent's set-up cost; optional)
 #   d     oracle: leap-workload --oracle N under Linux default readahead
-#   e     leap-agent run --backend (needs --swap backend): the engine on swap
-#         offsets, windows pushed to leap-swapd's prefetch cache (pc=0)
+#   e     leap-agent run --backend (needs --swap backend): the engine on
+#         virtual addresses, each window process_madvise'd and its swap slots
+#         (from pagemap) pushed to leap-swapd's prefetch cache (pc=0)
+#   ec    the same with --backend-into cache: slots pushed only (pc=0)
 # Rows a, b, d run in a fresh v1 memory cgroup from tests/lib/fixture.sh;
 # agent rows let `leap-agent run --memory-limit` make its own.  Swap is a
 # preallocated file on the root filesystem (async block I/O, so Linux's
@@ -65,7 +67,7 @@ Usage: tools/bench-swap.sh [OPTION...]
   --timeout S             per-run limit in seconds (default $RUN_TIMEOUT)
   --out DIR               output directory (default bench/out)
   --swap file|backend     swap on a file on the root filesystem (default) or on
-                          leap-swapd + leap-memd (enables row e)
+                          leap-swapd + leap-memd (enables rows e, ec)
   --memd-delay-us US      with --swap backend: leap-memd holds each reply US
                           microseconds (an emulated network; default 0)
 EOF
@@ -150,9 +152,9 @@ rows=()
 for r in $ROWS; do
 	case $r in
 	a | b | d) rows+=("$r") ;;
-	c | c0 | off | e)
-		if [ "$r" = e ] && [ "$SWAP" != backend ]; then
-			echo "bench-swap: row e needs --swap backend" >&2
+	c | c0 | off | e | ec)
+		if [ "${r#e}" != "$r" ] && [ "$SWAP" != backend ]; then
+			echo "bench-swap: row $r needs --swap backend" >&2
 			exit 1
 		fi
 		if [ $have_agent = 1 ]; then
@@ -162,7 +164,7 @@ for r in $ROWS; do
 		fi
 		;;
 	*)
-		echo "bench-swap: unknown row '$r' (a b c c0 off d e)" >&2
+		echo "bench-swap: unknown row '$r' (a b c c0 off d e ec)" >&2
 		exit 1
 		;;
 	esac
@@ -177,7 +179,8 @@ row_label()
 	c0) echo "leap-agent (pc=0)" ;;
 	off) echo "agent policy off (pc=3)" ;;
 	d) echo "oracle $ORACLE (pc=3)" ;;
-	e) echo "leap-agent backend (pc=0)" ;;
+	e) echo "backend, swapcache (pc=0)" ;;
+	ec) echo "backend, cache only (pc=0)" ;;
 	esac
 }
 
@@ -231,7 +234,7 @@ run_row()
 	local -a wlcmd
 	limit=$((FOOTPRINT_MIB * pct / 100))M
 	case $row in
-	a | c0 | e) pc=0 ;;
+	a | c0 | e | ec) pc=0 ;;
 	c) pc=$AGENT_PC ;;
 	esac
 	page_cluster_set "$pc" || return 1
@@ -254,7 +257,10 @@ run_row()
 		local policy=leap
 		local -a extra=()
 		[ "$row" = off ] && policy=off
-		[ "$row" = e ] && extra=(--backend "$BK_CTL" --backend-dev "$BK_LOOP")
+		case $row in
+		e) extra=(--backend "$BK_CTL" --backend-dev "$BK_LOOP") ;;
+		ec) extra=(--backend "$BK_CTL" --backend-dev "$BK_LOOP" --backend-into cache) ;;
+		esac
 		timeout --kill-after=5 "$RUN_TIMEOUT" "$AGENT" run --memory-limit "$limit" \
 			--policy "$policy" --bpf-stats "${extra[@]}" --json "$ajson" -- "${wlcmd[@]}" \
 			>"$out" 2>"$err" &

@@ -4,7 +4,8 @@
 # backend on this one machine (a leap-memd memory server on loopback,
 # leap-swapd, a direct-I/O loop device swapped to), a memory-limited
 # workload run with Linux's readahead, under leap-agent prefetching through
-# process_madvise, and under leap-agent prefetching through the backend; a
+# process_madvise, and under leap-agent in backend mode (process_madvise
+# plus the slots pushed to leap-swapd, then the slots pushed only); a
 # comparison; a clean machine afterwards.
 #
 #   sudo make demo
@@ -81,7 +82,7 @@ field() { jq -r ".$2" "$work/$1.json"; }
 wl_wall() { grep -o 'wall_s=[0-9.]*' "$work/$1.out" | head -n 1 | cut -d= -f2; }
 
 rows="linux leap"
-[ "$SWAP" = backend ] && rows="linux leap backend"
+[ "$SWAP" = backend ] && rows="linux leap backend backend-cache"
 printf '\n%-10s %-34s %8s %8s %10s %10s %7s %7s\n' workload setup wall_s speedup \
 	swapin_miss prefetched acc% cov%
 for pat in stride:16 seq; do
@@ -91,6 +92,8 @@ for pat in stride:16 seq; do
 		leap) run "$pat-$row" leap --kernel-readahead off -- --pattern "$pat" ;;
 		backend) run "$pat-$row" leap --backend "$BK_CTL" --backend-dev "$BK_LOOP" \
 			-- --pattern "$pat" ;;
+		backend-cache) run "$pat-$row" leap --backend "$BK_CTL" --backend-dev "$BK_LOOP" \
+			--backend-into cache -- --pattern "$pat" ;;
 		esac
 	done
 	base=$(wl_wall "$pat-linux")
@@ -99,7 +102,8 @@ for pat in stride:16 seq; do
 		case $row in
 		linux) label="Linux readahead" ;;
 		leap) label="leap-agent, process_madvise" ;;
-		backend) label="leap-agent, leap-swapd prefetch" ;;
+		backend) label="backend mode, swap cache" ;;
+		backend-cache) label="backend mode, leap-swapd cache" ;;
 		esac
 		printf '%-10s %-34s %8.3f %7.2fx %10s %10s %7.1f %7.1f\n' "$pat" "$label" \
 			"$(wl_wall "$n")" "$(jq -n "$base / $(wl_wall "$n")")" \

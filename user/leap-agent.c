@@ -53,6 +53,7 @@ enum {
 	OPT_INTERVAL,
 	OPT_BACKEND,
 	OPT_BACKEND_DEV,
+	OPT_BACKEND_INTO,
 	OPT_KEEP_RUNNING,
 	OPT_CGROUP_EXACT,
 	OPT_METRICS_TEXTFILE,
@@ -72,6 +73,8 @@ struct opts {
 	int kernel_ra_off; /* -1: off in backend mode, kept otherwise */
 	const char *backend_sock;
 	const char *backend_dev;
+	bool backend_cache_only; /* --backend-into cache */
+	bool backend_into_given; /* --backend-into named: no fallback */
 	bool bpf_stats;
 	bool verbose;
 	uint64_t mem_limit;
@@ -94,11 +97,18 @@ static const struct argp_option common_opts[] = {
 	{"bpf-stats", OPT_BPF_STATS, NULL, 0,
 	 "Measure BPF run time per event (bpf_enable_stats)", 0},
 	{"backend", OPT_BACKEND, "SOCKET", 0,
-	 "Backend mode: run the engine on swap offsets of --backend-dev and push its "
-	 "windows to this leap-swapd control socket instead of process_madvise",
+	 "Backend mode: push the swap slots of the engine's windows to this leap-swapd "
+	 "control socket (the engine runs on virtual addresses; slots come from "
+	 "/proc/PID/pagemap)",
 	 0},
 	{"backend-dev", OPT_BACKEND_DEV, "DEV", 0,
 	 "The swap block device leap-swapd serves (e.g. /dev/loop0); with --backend", 0},
+	{"backend-into", OPT_BACKEND_INTO, "swapcache|cache", 0,
+	 "With --backend: swapcache (default) also process_madvises the pushed pages, "
+	 "so the kernel reads them from leap-swapd's cache into its swap cache and the "
+	 "fault is minor; cache only pushes (the fault stays major, served from "
+	 "leap-swapd's cache)",
+	 0},
 	{"verbose", 'v', NULL, 0, "Log more", 0},
 	{},
 };
@@ -177,6 +187,12 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_BACKEND_DEV:
 		o->backend_dev = arg;
+		break;
+	case OPT_BACKEND_INTO:
+		if (strcmp(arg, "swapcache") && strcmp(arg, "cache"))
+			argp_error(state, "--backend-into takes swapcache or cache");
+		o->backend_cache_only = !strcmp(arg, "cache");
+		o->backend_into_given = true;
 		break;
 	case ARGP_KEY_END:
 		if (!o->backend_sock != !o->backend_dev)
@@ -405,8 +421,10 @@ static void add_u64s(json_object *o, const struct u64_field *f, size_t n)
 
 static const char *prefetch_path(const struct agent *a)
 {
+	if (a->be && a->be->fd < 0)
+		return "off (leap-swapd link lost)";
 	if (a->be)
-		return a->be->fd >= 0 ? "leap-swapd" : "off (leap-swapd link lost)";
+		return a->be_swapcache ? "leap-swapd+swapcache" : "leap-swapd";
 	return a->prefetch_ok ? "process_madvise" : "off";
 }
 
@@ -656,6 +674,18 @@ static int start_backend(struct agent *a, const struct opts *o)
 		return rc;
 	}
 	backend_stat(a->be, "hits", &a->be_hits0);
+	a->be_swapcache = !o->backend_cache_only;
+	if (a->be_swapcache && !a->prefetch_ok) {
+		/* Kernels before 5.15 refuse WILLNEED: the cache alone still works. */
+		fprintf(stderr, "leap-agent: %s: %s\n", a->prefetch_why,
+			o->backend_into_given ? "--backend-into swapcache needs it; use "
+						"--backend-into cache"
+					      : "pushing to leap-swapd's cache only "
+						"(--backend-into cache)");
+		if (o->backend_into_given)
+			return -ENOTSUP;
+		a->be_swapcache = false;
+	}
 	return 0;
 }
 
@@ -704,10 +734,39 @@ static int start_observer(struct agent *a, const struct opts *o)
 	return 0;
 }
 
-/* Keeps the agent's capabilities to the minimum; says what it kept. */
-static void drop_caps(char *caps, size_t len)
+/*
+ * Backend mode on addresses reads swap slots from /proc/PID/pagemap, which
+ * shows them only through a file opened with CAP_SYS_ADMIN (swapslot.h):
+ * open the pid targets' files now, before the capabilities go.  Processes
+ * that can appear later (cgroup targets, or targets still to come) need
+ * the capability kept: returns whether to keep it.
+ */
+static bool preopen_targets(struct agent *a, bool more_later)
 {
-	int rc = agent_drop_caps(caps, len);
+	bool keep = more_later;
+
+	if (!a->be)
+		return false;
+	for (int i = 0; i < a->ntargets; i++) {
+		struct agent_target *t = &a->targets[i];
+		int rc;
+
+		if (t->kind != TARGET_PID) {
+			keep = true;
+			continue;
+		}
+		rc = prefetch_preopen(&a->pf, t->tgid);
+		if (rc)
+			fprintf(stderr, "leap-agent: pid %u: /proc/%u/pagemap: %s\n",
+				t->tgid, t->tgid, strerror(-rc));
+	}
+	return keep;
+}
+
+/* Keeps the agent's capabilities to the minimum; says what it kept. */
+static void drop_caps(char *caps, size_t len, bool keep_sys_admin)
+{
+	int rc = agent_drop_caps(caps, len, keep_sys_admin);
 
 	if (rc) {
 		snprintf(caps, len, "unchanged (drop failed: %s)", strerror(-rc));
@@ -809,7 +868,7 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 
 		add_u64s(o, f, sizeof(f) / sizeof(f[0]));
 	}
-	add_rates(o, &s, a->be != NULL);
+	add_rates(o, &s, a->be && !a->be_swapcache);
 	json_object_object_add(o, "prefetch_via",
 			       json_object_new_string(prefetch_path(a)));
 	if (a->be) {
@@ -820,9 +879,15 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 			{"backend_errors", a->be->st.errors},
 			{"backend_ambiguous", a->c.ambiguous},
 			{"backend_cache_hits", a->be_hits1 - a->be_hits0},
+			{"backend_other_device", a->be->st.other_device},
+			{"backend_no_offset", a->be->st.no_offset},
+			{"backend_type_votes", a->be->st.type_votes},
+			{"backend_type_switches", a->be->st.type_switches},
 		};
 
 		add_u64s(o, f, sizeof(f) / sizeof(f[0]));
+		json_object_object_add(o, "backend_swap_type",
+				       json_object_new_int(a->be->swap_type));
 	}
 	json_object_object_add(
 		o, "agent_cpu_us_per_event",
@@ -1012,7 +1077,7 @@ static int cmd_attach(int argc, char **argv)
 		}
 	if (!a->prefetch_ok && !a->be)
 		fprintf(stderr, "leap-agent: %s: observing only\n", a->prefetch_why);
-	drop_caps(caps, sizeof(caps));
+	drop_caps(caps, sizeof(caps), preopen_targets(a, o.keep_running));
 	write_state(a, caps);
 	fprintf(stderr,
 		"leap-agent: attached to %d target(s), hook %s, prefetch %s, caps %s\n",
@@ -1072,7 +1137,8 @@ static int cmd_run(int argc, char **argv)
 	struct run_cgroup cg;
 	struct agent *a = NULL;
 	char err[1024], caps[256], name[64];
-	int go[2] = {-1, -1}, status = 0, rc = 1;
+	/* go: the parent releases the command; ex: closed by its exec */
+	int go[2] = {-1, -1}, ex[2] = {-1, -1}, status = 0, rc = 1;
 	pid_t child = -1;
 	struct cpu_time cpu0 = {0};
 	double t0 = 0, wall;
@@ -1097,7 +1163,7 @@ static int cmd_run(int argc, char **argv)
 		run_cgroup_destroy(&cg);
 		return 1;
 	}
-	if (pipe2(go, O_CLOEXEC)) {
+	if (pipe2(go, O_CLOEXEC) || pipe2(ex, O_CLOEXEC)) {
 		perror("leap-agent: pipe");
 		goto out;
 	}
@@ -1111,6 +1177,7 @@ static int cmd_run(int argc, char **argv)
 
 		/* Wait until the parent has put us in the cgroup and attached. */
 		close(go[1]);
+		close(ex[0]);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);
 		execvp(o.cmd[0], o.cmd);
@@ -1120,6 +1187,8 @@ static int cmd_run(int argc, char **argv)
 	}
 	close(go[0]);
 	go[0] = -1;
+	close(ex[1]);
+	ex[1] = -1;
 	if (run_cgroup_enter(&cg, child)) {
 		fprintf(stderr, "leap-agent: cannot move the command into %s\n", cg.v2);
 		goto out;
@@ -1138,14 +1207,36 @@ static int cmd_run(int argc, char **argv)
 	}
 	if (pol.mode == AGENT_MODE_LEAP && !a->prefetch_ok && !a->be)
 		fprintf(stderr, "leap-agent: %s: observing only\n", a->prefetch_why);
-	drop_caps(caps, sizeof(caps));
-	write_state(a, caps);
+	if (!a->be) {
+		drop_caps(caps, sizeof(caps), false);
+		write_state(a, caps);
+	}
 	t0 = (double)mono_ns() / 1e9;
 	cpu0 = cpu_now();
 	if (write(go[1], "g", 1) != 1)
 		goto out;
 	close(go[1]);
 	go[1] = -1;
+	if (a->be) {
+		/*
+		 * A pagemap file reads the mm its process had when it was
+		 * opened (fs/proc/base.c proc_mem_open): open the command's
+		 * after its exec, which closes the O_CLOEXEC pipe, and before
+		 * the capabilities go.  Processes it starts later are opened
+		 * without them: their slots are not shown, and the agent says so.
+		 */
+		char c;
+
+		while (read(ex[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close(ex[0]);
+		ex[0] = -1;
+		if (prefetch_preopen(&a->pf, (uint32_t)child))
+			fprintf(stderr, "leap-agent: pid %d: cannot open its pagemap\n",
+				child);
+		drop_caps(caps, sizeof(caps), false);
+		write_state(a, caps);
+	}
 	event_loop(a, child, &status, &o);
 	if (got_stop) {
 		/* Interrupted: stop the command too, then report. */
@@ -1173,6 +1264,9 @@ static int cmd_run(int argc, char **argv)
 out:
 	if (go[1] >= 0)
 		close(go[1]); /* an unreleased child reads EOF and exits 127 */
+	for (int i = 0; i < 2; i++)
+		if (ex[i] >= 0)
+			close(ex[i]);
 	if (child > 0)
 		waitpid(child, NULL, 0);
 	unlink(STATE_FILE);

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
-# leap-timeout: 240
+# leap-timeout: 300
 # SPDX-License-Identifier: MIT
 # leap-agent's backend mode on real swap through the remote backend: the
-# engine runs on the swap offsets of the backend device's reads and pushes
-# its windows to leap-swapd's prefetch cache (user/agent/backend.c).
-# leap-workload checksums every page; each run must exit 0.  Also: bad
-# arguments, a control socket that is not leap-swapd, and one that breaks
-# in the middle of a run (the agent goes on observing, the data stays
-# intact).
+# engine runs on virtual addresses, each window's pages become their swap
+# slots through /proc/PID/pagemap, and the slots on the backend device go
+# to leap-swapd's prefetch cache (user/agent/agent.c backend_push); by
+# default the pages are also process_madvise'd (--backend-into swapcache),
+# with --backend-into cache only pushed.  The slots are checked against
+# the device reads the faults then made.  leap-workload checksums every
+# page; each run must exit 0.  Also: bad arguments, a control socket that
+# is not leap-swapd, and one that breaks in the middle of a run (the agent
+# goes on observing, the data stays intact).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -52,6 +55,8 @@ agent()
 		-- "$WL" --footprint 128M "$@" >"$tmp/$name.out" 2>"$tmp/$name.err"
 }
 j() { jq -r ".$2" "$tmp/$1.json"; }
+# A rate of the summary in per mille (cmp_ok compares integers).
+pm() { jq -r ".$2 * 1000 | floor" "$tmp/$1.json"; }
 
 # ---- bad arguments ----------------------------------------------------------
 run_timeout 20 "$AGENT" run --backend "$BK_CTL" -- true >/dev/null 2>"$tmp/e1"
@@ -81,27 +86,52 @@ isnt "$?" 0 "a socket that is not leap-swapd's is refused"
 like "$(cat "$tmp/e5")" "does not answer as a leap-swapd control socket" "... with that reason"
 wait "$liar" 2>/dev/null
 
-# ---- stride:16, off then backend mode -------------------------------------
+# ---- stride:16: off, then backend mode both ways ----------------------------
 pc0=$(cat /proc/sys/vm/page-cluster)
+# The device's swap type: its position among the areas of /proc/swaps.
+want_type=$(awk -v d="$loop" 'NR > 1 { if ($1 == d) print NR - 2 }' /proc/swaps)
 agent off --policy off --kernel-readahead off -- --pattern stride:16
 is "$?" 0 "stride:16 without prefetch: exit 0, every page verified"
 h0=$(backend_stat hits)
 agent be --policy leap --backend "$BK_CTL" --backend-dev "$loop" -- --pattern stride:16
-is "$?" 0 "stride:16 in backend mode: exit 0, every page verified" ||
+is "$?" 0 "stride:16 in backend mode (swapcache): exit 0, every page verified" ||
 	diag "$(tail -5 "$tmp/be.err")"
 h1=$(backend_stat hits)
-is "$(j be prefetch_via)" leap-swapd "the agent prefetched through leap-swapd"
+is "$(j be prefetch_via)" leap-swapd+swapcache "the agent prefetched through leap-swapd and the swap cache"
 is "$(cat /proc/sys/vm/page-cluster)" "$pc0" "vm.page-cluster restored after the run (backend mode sets 0)"
-majors=$(j be swapin_misses)
-cmp_ok "$(j be backend_queued)" '>' 1000 "windows of swap offsets queued at leap-swapd: $(j be backend_queued)"
-cmp_ok $((h1 - h0)) '>' $((majors / 2)) \
-	"leap-swapd served $((h1 - h0)) of $majors swap-ins from its prefetch cache"
+is "$(j be backend_swap_type)" "$want_type" "the device is swap type $want_type"
+cmp_ok "$(j be backend_queued)" '>' 20000 "slots pushed to leap-swapd: $(j be backend_queued) for 32768 pages"
+is "$(j be backend_other_device)$(j be backend_no_offset)" 00 \
+	"every candidate swapped out had a slot on the device (none elsewhere, none without a slot)"
+# The hit is a minor fault on a page process_madvise read (the same
+# accounting as process_madvise mode, whose accuracy is ~0.95 here).
+cmp_ok "$(pm be accuracy)" '>=' 850 "accuracy $(j be accuracy) (hits $(j be hits) of $(j be prefetched) pages)"
+cmp_ok "$(pm be coverage)" '>=' 800 "coverage $(j be coverage)"
+cmp_ok "$(j be swapin_misses)" -lt 8000 "major faults: $(j be swapin_misses) of 32768 swap-ins"
+cmp_ok $((h1 - h0)) '>' 0 "leap-swapd's cache served $((h1 - h0)) of the kernel's reads"
 is "$(j be backend_cache_hits)" $((h1 - h0)) "the agent reports leap-swapd's own hit count"
-cmp_ok "$(j be backend_ambiguous)" -lt 100 "swap-ins with several device reads: $(j be backend_ambiguous) (kernel readahead is off)"
 is "$(j be backend_errors)" 0 "no control-socket error"
+
+agent bec --policy leap --backend "$BK_CTL" --backend-dev "$loop" --backend-into cache \
+	-- --pattern stride:16
+is "$?" 0 "stride:16 in backend mode (cache only): exit 0, every page verified" ||
+	diag "$(tail -5 "$tmp/bec.err")"
+is "$(j bec prefetch_via)" leap-swapd "cache only: prefetched through leap-swapd alone"
+majors=$(j bec swapin_misses)
+# Every fault is major now; a hit is the read of a page whose slot we pushed.
+cmp_ok "$(pm bec accuracy)" '>=' 900 "accuracy $(j bec accuracy) (hits $(j bec hits) of $(j bec prefetched) pages)"
+cmp_ok "$(j bec backend_cache_hits)" '>' $((majors * 8 / 10)) \
+	"leap-swapd served $(j bec backend_cache_hits) of $majors swap-ins from its prefetch cache"
+# The slots were right: a fault on a pushed page read exactly the slot
+# pagemap had shown for it (BPF sees the device read's sector).
+cmp_ok "$(j bec backend_type_votes)" '>' $(($(j bec hits) * 9 / 10)) \
+	"$(j bec backend_type_votes) faults read the very slot pushed for their page ($(j bec hits) hits)"
+is "$(j bec backend_type_switches)" 0 "no evidence against the /proc/swaps type"
 note "off: $(grep -o 'wall_s=[0-9.]* .*majflt=[0-9]*' "$tmp/off.out")"
-note "backend: $(grep -o 'wall_s=[0-9.]* .*majflt=[0-9]*' "$tmp/be.out")" \
+note "swapcache: $(grep -o 'wall_s=[0-9.]* .*majflt=[0-9]*' "$tmp/be.out")" \
 	"accuracy $(j be accuracy) coverage $(j be coverage)"
+note "cache only: $(grep -o 'wall_s=[0-9.]* .*majflt=[0-9]*' "$tmp/bec.out")" \
+	"accuracy $(j bec accuracy) coverage $(j bec coverage)"
 
 # ---- random: no trend, little prefetch -------------------------------------
 agent rnd --policy leap --backend "$BK_CTL" --backend-dev "$loop" -- --pattern random

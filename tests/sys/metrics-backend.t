@@ -48,7 +48,8 @@ is "$(pq '.leap_swapd_up.samples[0].labels.socket')" "$BK_CTL" "labelled with th
 is "$(pq '.leap_swapd_reads.type')" counter "leap_swapd_reads_total is a counter"
 is "$(pq '.leap_swapd_cache_pages.samples[0].value | floor')" 1024 \
 	"leap_swapd_cache_pages is a gauge with the cache size"
-is "$(pq '.leap_agent_info.samples[0].labels.prefetch')" leap-swapd "leap_agent_info says backend mode"
+is "$(pq '.leap_agent_info.samples[0].labels.prefetch')" leap-swapd+swapcache \
+	"leap_agent_info says backend mode (into the swap cache)"
 [ "$(pq '.leap_agent_backend_queued_pages.samples | length')" -gt 0 ]
 ok $? "the agent's own backend counters are there"
 

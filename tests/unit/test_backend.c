@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * leap-agent's backend link (user/agent/backend.c): the control protocol's
- * command formatting and reply parsing, the pushed-slot set, and a whole
+ * command formatting and reply parsing, the swap-type evidence, and a whole
  * exchange against a fake leap-swapd on a socketpair, including a reply
  * that does not fit the request and a peer that hangs up.
  */
@@ -85,8 +85,8 @@ static void link_up(struct backend *b, struct fake *f, pthread_t *t, const char 
 	memset(b, 0, sizeof(*b));
 	b->fd = sv[0];
 	b->dev_pages = 100;
-	b->pushed = calloc(BACKEND_PUSHED_SLOTS, sizeof(*b->pushed));
-	assert_non_null(b->pushed);
+	b->notes = calloc(BACKEND_NOTES, sizeof(*b->notes));
+	assert_non_null(b->notes);
 	f->fd = sv[1];
 	f->reply = reply;
 	assert_int_equal(pthread_create(t, NULL, fake_swapd, f), 0);
@@ -106,15 +106,45 @@ static void exchange(void **state)
 	assert_string_equal(f.last, "PREFETCH 5 6 99\n");
 	assert_int_equal(b.st.out_of_range, 2);
 	assert_int_equal(b.st.queued, 3);
-	assert_true(backend_take_pushed(&b, 6));
-	assert_false(backend_take_pushed(&b, 6)); /* taken once */
-	assert_false(backend_take_pushed(&b, 7));
-	assert_int_equal(b.st.hits, 1);
 	/* A reply that does not account for the batch is a protocol error. */
 	f.reply = "OK queued=1 dropped=0\n";
 	assert_int_equal(backend_prefetch(&b, slots + 1, 2), -EPROTO);
 	backend_close(&b);
 	pthread_join(t, NULL);
+}
+
+/*
+ * The device's swap type from evidence: pagemap showed (type, offset) for
+ * a page, then a fault on that page read device slot offset.
+ */
+static void type_evidence(void **state)
+{
+	struct backend b;
+	(void)state;
+
+	memset(&b, 0, sizeof(b));
+	b.notes = calloc(BACKEND_NOTES, sizeof(*b.notes));
+	assert_non_null(b.notes);
+	b.swap_type = 0; /* /proc/swaps position, wrong after a swapoff hole */
+	/* Another page, another process, another slot: no evidence. */
+	backend_note(&b, 10, 0x1000, 1, 500);
+	assert_false(backend_confirm(&b, 10, 0x1001, 500));
+	assert_false(backend_confirm(&b, 11, 0x1000, 500));
+	assert_false(backend_confirm(&b, 10, 0x1000, 501));
+	assert_int_equal(b.st.type_votes, 0);
+	/* Type 1 confirmed SWAPSLOT_VOTES_SWITCH times: the agent switches. */
+	for (int i = 0; i < SWAPSLOT_VOTES_SWITCH - 1; i++) {
+		backend_note(&b, 10, 0x2000 + i, 1, 600 + i);
+		assert_false(backend_confirm(&b, 10, 0x2000 + i, 600 + i));
+		/* a note is used once */
+		assert_false(backend_confirm(&b, 10, 0x2000 + i, 600 + i));
+	}
+	backend_note(&b, 10, 0x3000, 1, 700);
+	assert_true(backend_confirm(&b, 10, 0x3000, 700));
+	assert_int_equal(b.swap_type, 1);
+	assert_int_equal(b.st.type_switches, 1);
+	assert_int_equal(b.st.type_votes, SWAPSLOT_VOTES_SWITCH);
+	free(b.notes);
 }
 
 static void hangup(void **state)
@@ -137,9 +167,8 @@ static void hangup(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(format_prefetch),
-		cmocka_unit_test(parse_reply),
-		cmocka_unit_test(exchange),
+		cmocka_unit_test(format_prefetch), cmocka_unit_test(parse_reply),
+		cmocka_unit_test(exchange),	   cmocka_unit_test(type_evidence),
 		cmocka_unit_test(hangup),
 	};
 

@@ -214,13 +214,15 @@ else
 	cmp_ok "$(jget "$out/tree.json" .events)" '>' 0 "tree: the child's events reach the agent"
 fi
 
-# ---- backend mode: swap offsets from the device's reads --------------------------
+# ---- backend mode: swap slots through pagemap -------------------------------------
 # The swap device is a block device here (the guest's virtio disk): the agent
-# runs the engine on the offsets its block_bio_queue program reads and pushes
-# windows to a stand-in for leap-swapd's control socket that answers like it
-# and records what it gets (the whole backend is tested on the host by
-# sys/backend-agent.t; this checks the BPF side loads and works per kernel:
-# bio->bi_bdev, or bi_disk before 5.12).
+# runs the engine on addresses, turns each window into the swap slots
+# /proc/PID/pagemap shows, and pushes them to a stand-in for leap-swapd's
+# control socket that answers like it and records what it gets (the whole
+# backend is tested on the host by sys/backend-agent.t; this checks per
+# kernel that pagemap's swap entries and the block_bio_queue program, which
+# confirms the device's swap type from its reads -- bio->bi_bdev, or
+# bi_disk before 5.12 -- work; before 5.15 the agent pushes only).
 if [ -n "$swap_dev" ] && [ -b "$swap_dev" ]; then
 	sock=$FX_STATE/fake-swapd.sock
 	python3 - "$sock" "$out/backend-pushed.txt" <<'PY' &

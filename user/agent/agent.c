@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "agent.h"
+#include "swapslot.h"
 
 static uint64_t mono_ns(void)
 {
@@ -274,59 +275,78 @@ static void record_latency(struct agent *a, struct agent_target *t,
 }
 
 /*
- * Backend mode: every swap-in from the backend device is a major fault
- * (a read of the device, served from leap-swapd's cache or not), so the
- * engine's history is the device reads' offsets and a hit is a read of a
- * slot we pushed.
+ * Backend mode on addresses: the window's pages that pagemap shows swapped
+ * out on the backend's device are prefetched through leap-swapd.  Resident
+ * pages, pages not in swap and pages on another swap area are neither
+ * prefetched nor counted.  Two ways (measured in docs/backend.md):
+ *  - be_swapcache: process_madvise first, then push the slots.  The
+ *    kernel's reads are under way before leap-swapd hears of the window;
+ *    those that reach it after its fetch thread took the window wait for
+ *    that one multi-page fetch (pcache_take), the others are read on
+ *    demand.  Either way the page lands in the swap cache: the fault is
+ *    minor.  Pushing first was measured 2-3x slower: the socket round trip
+ *    delays process_madvise, and faults then reach pages it is still
+ *    reading in (most likely sleeping a jiffy each in the -EEXIST retry
+ *    of mm/swap_state.c __read_swap_cache_async).
+ *  - otherwise: push only, and record the pages in the prefetched-page map
+ *    first, so the (major) fault on one counts as the hit; leap-swapd's
+ *    cache serves its read.
+ * Pages issued, or -errno.
  */
-static int backend_event(struct agent *a, struct agent_target *t,
-			 const struct leap_event *ev)
+static int backend_push(struct agent *a, uint32_t tgid, uint64_t *pages, uint32_t n,
+			uint64_t marker)
 {
-	uint64_t cands[LEAP_PW_LIMIT];
-	struct leap_stream_key_t key;
-	struct leap_decision dec;
-	struct leap_stream *s;
-	uint32_t n;
-	bool hit;
-	int rc;
+	uint64_t ent[LEAP_PW_LIMIT], slots[LEAP_PW_LIMIT];
+	uint32_t k = 0, no_off = 0;
+	int m, rc, issued = 0;
 
-	if (!(ev->flags & LEAP_EV_DEV_READ)) {
-		a->c.ignored++; /* not a read of the backend device */
-		return 0;
+	m = prefetch_swap_entries(&a->pf, tgid, pages, n, ent);
+	if (m <= 0)
+		return m;
+	for (int i = 0; i < m; i++) {
+		uint32_t type;
+		uint64_t off;
+
+		if (!swapslot_decode(ent[i], &type, &off) || off == 0) {
+			no_off++;
+			continue;
+		}
+		backend_note(a->be, tgid, pages[i], type, off);
+		if ((int)type != a->be->swap_type) {
+			a->be->st.other_device++;
+			continue;
+		}
+		pages[k] = pages[i];
+		slots[k++] = off;
 	}
-	if (ev->flags & LEAP_EV_DEV_MULTI) {
-		a->c.ambiguous++; /* kernel readahead: which read was the fault's? */
-		return 0;
+	a->be->st.no_offset += no_off;
+	if (no_off && !a->be_warned_no_offset) {
+		/* Never predict on zeros (design.md section 6). */
+		a->be_warned_no_offset = true;
+		fprintf(stderr,
+			"leap-agent: pid %u: pagemap shows swapped pages without their "
+			"swap "
+			"slots (opened without CAP_SYS_ADMIN?); nothing pushed for "
+			"them\n",
+			tgid);
 	}
-	hit = backend_take_pushed(a->be, ev->swap_offset);
-	if (hit) {
-		a->c.hits++;
-		add_stat(a, t->slot, 1, 1);
-	}
-	a->c.swap_faults++;
-	key = leap_key_make(t->policy.params.key, ev->cgroup_id, ev->tgid, ev->tid);
-	s = leap_table_get(&a->streams, &key, t->policy.params.hsize, ev->ts_ns);
-	n = leap_stream_access(s, &t->policy.params, ev->swap_offset, hit, cands,
-			       LEAP_PW_LIMIT, &dec);
-	if (n == 0 || t->policy.mode != AGENT_MODE_LEAP || a->be->fd < 0)
+	if (k == 0)
 		return 0;
-	a->c.lookaheads += dec.lookahead;
-	rc = backend_prefetch(a->be, cands, n);
-	if (rc > 0) {
-		a->c.prefetched += (uint64_t)rc;
-		add_stat(a, t->slot, 0, (uint64_t)rc);
-		record_latency(a, t, ev);
-	} else if (rc < 0 && a->be->fd < 0) {
+	if (!a->be_swapcache)
+		prefetch_record(&a->pf, tgid, pages, k, marker);
+	else
+		issued = prefetch_advise(&a->pf, tgid, pages, k, marker);
+	rc = backend_prefetch(a->be, slots, k);
+	if (rc < 0 && a->be->fd < 0)
 		fprintf(stderr,
 			"leap-agent: leap-swapd control socket %s: %s; backend "
-			"prefetching "
-			"stopped, observing only\n",
+			"prefetching stopped, observing only\n",
 			a->be->path, strerror(-rc));
-	} else if (rc < 0) {
+	else if (rc < 0)
 		fprintf(stderr, "leap-agent: leap-swapd refused a prefetch batch (%s)\n",
 			strerror(-rc));
-	}
-	return 0;
+	/* What process_madvise issued stands whatever leap-swapd said. */
+	return a->be_swapcache ? issued : rc;
 }
 
 /*
@@ -376,10 +396,22 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	t = target_of(a, ev);
 	if (!t || t->policy.mode == AGENT_MODE_OFF)
 		return 0;
-	if (a->be)
-		return backend_event(a, t, ev);
+	if (a->be && (ev->flags & LEAP_EV_DEV_MULTI))
+		a->c.ambiguous++; /* several device reads in one fault */
+	if (a->be && (ev->flags & LEAP_EV_DEV_READ) && !(ev->flags & LEAP_EV_DEV_MULTI) &&
+	    backend_confirm(a->be, ev->tgid, page, ev->swap_offset))
+		fprintf(stderr,
+			"leap-agent: %s is swap type %d, not its /proc/swaps position "
+			"(a lower area was swapped off): pushing that type's slots\n",
+			a->be->dev, a->be->swap_type);
 	ours = ev->flags & LEAP_EV_PREFETCHED;
-	if (ev->flags & LEAP_EV_MAJOR) {
+	if ((ev->flags & LEAP_EV_MAJOR) && ours && a->be && !a->be_swapcache) {
+		/* Pushed only: the read of a page we pushed is the hit (served
+		 * by leap-swapd's cache, or waiting for its fetch). */
+		hit = true;
+		a->c.hits++;
+		add_stat(a, t->slot, 1, 1);
+	} else if (ev->flags & LEAP_EV_MAJOR) {
 		hit = false;
 		a->c.late += ours;
 	} else if (ours) {
@@ -402,15 +434,22 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 		hold = stream_hold(a, s, ev->tgid, page);
 	n = leap_stream_access(s, &t->policy.params, page, hit, cands, LEAP_PW_LIMIT,
 			       &dec);
-	if (n == 0 || t->policy.mode != AGENT_MODE_LEAP || !a->prefetch_ok)
+	if (n == 0 || t->policy.mode != AGENT_MODE_LEAP)
+		return 0;
+	if (a->be ? a->be->fd < 0 || (a->be_swapcache && !a->prefetch_ok)
+		  : !a->prefetch_ok)
 		return 0;
 	if (hold) {
 		a->c.held_kernel_ra += n;
 		return 0;
 	}
 	a->c.lookaheads += dec.lookahead;
-	rc = prefetch_pages(&a->pf, ev->tgid, cands, n,
-			    s->ra_armed ? s->ra_marker : UINT64_MAX);
+	if (a->be)
+		rc = backend_push(a, ev->tgid, cands, n,
+				  s->ra_armed ? s->ra_marker : UINT64_MAX);
+	else
+		rc = prefetch_pages(&a->pf, ev->tgid, cands, n,
+				    s->ra_armed ? s->ra_marker : UINT64_MAX);
 	if (rc > 0) {
 		a->c.prefetched += (uint64_t)rc;
 		add_stat(a, t->slot, 0, (uint64_t)rc);

@@ -54,9 +54,20 @@ struct agent {
 	struct leap_observer *obs;
 	struct leap_table streams;
 	struct prefetcher pf;
-	/* Backend mode (NULL: process_madvise): the engine runs on the swap
-	 * offsets of the backend device's reads and pushes windows there. */
+	/*
+	 * Backend mode (NULL: process_madvise): the engine runs on virtual
+	 * addresses as in process_madvise mode; each window's pages become
+	 * their swap slots through /proc/PID/pagemap, and those on the backend
+	 * device are pushed to leap-swapd's prefetch cache.  With be_swapcache
+	 * the same pages are also process_madvise'd (first): the kernel's
+	 * reads meet leap-swapd's fetch of the window and the page waits in
+	 * the swap cache, so the fault is minor.  (The engine on the swap
+	 * offsets of the device's reads, as Leap ran in the kernel, was
+	 * removed: slower in every row measured, docs/backend.md.)
+	 */
 	struct backend *be;
+	bool be_swapcache;
+	bool be_warned_no_offset;
 	uint64_t be_hits0, be_hits1; /* leap-swapd's cache hits at start and end */
 	bool prefetch_ok;	     /* the kernel takes process_madvise(WILLNEED) */
 	const char *prefetch_why;

@@ -152,23 +152,25 @@ static int backend_call(struct backend *b, const char *cmd, size_t len, char *re
 	}
 }
 
-/* Is dev a swap area in use?  /proc/swaps names it by path. */
-static bool in_proc_swaps(const char *dev)
+/*
+ * dev's swap type from /proc/swaps (swapslot_type_from_swaps), -1 if it is
+ * not a swap area in use.  /proc/swaps names it by its real path.
+ */
+static int swap_type_of(const char *dev)
 {
-	char line[512], name[400];
+	static char text[65536];
 	char want[PATH_MAX];
-	bool found = false;
 	FILE *f = fopen("/proc/swaps", "re");
+	size_t n;
 
 	if (!f)
-		return false;
+		return -1;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[n] = '\0';
 	if (!realpath(dev, want))
 		snprintf(want, sizeof(want), "%s", dev);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%399s", name) == 1 && !strcmp(name, want))
-			found = true;
-	fclose(f);
-	return found;
+	return swapslot_type_from_swaps(text, want);
 }
 
 int backend_open(struct backend *b, const char *sock_path, const char *dev, char *err,
@@ -206,15 +208,16 @@ int backend_open(struct backend *b, const char *sock_path, const char *dev, char
 		return rc;
 	}
 	close(fd);
-	if (!in_proc_swaps(dev)) {
+	b->swap_type = swap_type_of(dev);
+	if (b->swap_type < 0) {
 		snprintf(err, errlen, "%s is not in use as swap (see /proc/swaps)", dev);
 		return -EINVAL;
 	}
 	b->dev_pages = bytes / 4096;
 	/* kernel dev_t: include/linux/kdev_t.h, 12-bit major, 20-bit minor */
 	b->kdev = major(st.st_rdev) << 20 | minor(st.st_rdev);
-	b->pushed = calloc(BACKEND_PUSHED_SLOTS, sizeof(*b->pushed));
-	if (!b->pushed) {
+	b->notes = calloc(BACKEND_NOTES, sizeof(*b->notes));
+	if (!b->notes) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
@@ -255,28 +258,40 @@ void backend_close(struct backend *b)
 	if (b->fd >= 0)
 		close(b->fd);
 	b->fd = -1;
-	free(b->pushed);
-	b->pushed = NULL;
+	free(b->notes);
+	b->notes = NULL;
 }
 
-static uint32_t pushed_index(uint64_t slot)
+static struct backend_note *note_of(struct backend *b, uint64_t page)
 {
-	/* Fibonacci hashing: neighbouring slots land far apart. */
-	return (uint32_t)((slot * 0x9E3779B97F4A7C15ULL) >> 48) &
-	       (BACKEND_PUSHED_SLOTS - 1);
+	return &b->notes[(page * 0x9E3779B97F4A7C15ULL) >> 52 & (BACKEND_NOTES - 1)];
 }
 
-bool backend_take_pushed(struct backend *b, uint64_t slot)
+void backend_note(struct backend *b, uint32_t tgid, uint64_t page, uint32_t type,
+		  uint64_t offset)
 {
-	uint64_t *e;
+	if (b->notes)
+		*note_of(b, page) = (struct backend_note){
+			.page = page, .offset = offset, .tgid = tgid, .type = type};
+}
 
-	if (!b->pushed)
+bool backend_confirm(struct backend *b, uint32_t tgid, uint64_t page, uint64_t dev_off)
+{
+	struct backend_note *e;
+	int t;
+
+	if (!b->notes)
 		return false;
-	e = &b->pushed[pushed_index(slot)];
-	if (*e != slot + 1)
+	e = note_of(b, page);
+	if (e->tgid != tgid || e->page != page || e->offset != dev_off)
 		return false;
-	*e = 0;
-	b->st.hits++;
+	b->st.type_votes++;
+	t = swapslot_vote(&b->votes, b->swap_type, e->type, e->offset, dev_off);
+	e->tgid = 0;
+	if (t == b->swap_type)
+		return false;
+	b->swap_type = t;
+	b->st.type_switches++;
 	return true;
 }
 
@@ -314,11 +329,6 @@ int backend_prefetch(struct backend *b, const uint64_t *slots, uint32_t n)
 	}
 	b->st.queued += queued;
 	b->st.dropped += dropped;
-	/* Which were dropped is not said: remember all.  A dropped slot that
-	 * is read later counts as a hit for the engine's window sizing;
-	 * leap-swapd's own hit counter (backend_stat "hits") is the exact one. */
-	for (uint32_t i = 0; i < m; i++)
-		b->pushed[pushed_index(valid[i])] = valid[i] + 1;
 	return (int)queued;
 }
 

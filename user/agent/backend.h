@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * leap-agent's backend mode: the engine runs on swap offsets of the
- * backend's swap device (what leap-swapd sees, and what Leap itself
- * tracked in the kernel) and its windows go to leap-swapd's prefetch cache
- * through the control socket (user/swapd/control.c: "PREFETCH SLOT..." ->
- * "OK queued=N dropped=M"), instead of process_madvise.
+ * leap-agent's link to leap-swapd in backend mode: the swap slots of the
+ * engine's windows (from pagemap, user/agent/agent.c backend_push) go to
+ * leap-swapd's prefetch cache through its control socket
+ * (user/swapd/control.c: "PREFETCH SLOT..." -> "OK queued=N dropped=M");
+ * and which swap type the device is.
  */
 #ifndef LEAP_AGENT_BACKEND_H
 #define LEAP_AGENT_BACKEND_H
@@ -13,18 +13,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Recently pushed slots remembered to recognise hits (direct-mapped). */
-#define BACKEND_PUSHED_SLOTS (1u << 16)
+#include "swapslot.h"
+
+/* Pagemap entries of candidates remembered to confirm the swap type. */
+#define BACKEND_NOTES 4096
 /* Reply wait for one command; leap-swapd answers after queueing only. */
 #define BACKEND_TIMEOUT_MS 2000
 
 struct backend_stats {
-	uint64_t commands;     /* PREFETCH lines sent */
-	uint64_t queued;       /* slots leap-swapd queued */
-	uint64_t dropped;      /* slots it dropped (its queue was full) */
-	uint64_t out_of_range; /* candidates beyond the device: never sent */
-	uint64_t hits;	       /* device reads of a slot we had pushed */
-	uint64_t errors;       /* failed commands (the link is then closed) */
+	uint64_t commands;	/* PREFETCH lines sent */
+	uint64_t queued;	/* slots leap-swapd queued */
+	uint64_t dropped;	/* slots it dropped (its queue was full) */
+	uint64_t out_of_range;	/* candidates beyond the device: never sent */
+	uint64_t errors;	/* failed commands (the link is then closed) */
+	uint64_t other_device;	/* candidates swapped to another swap area */
+	uint64_t no_offset;	/* swapped candidates pagemap showed without a slot */
+	uint64_t type_votes;	/* device reads that confirmed a candidate's type */
+	uint64_t type_switches; /* times the evidence changed the swap type */
+};
+
+/* A candidate's swap entry as pagemap showed it (to check the type). */
+struct backend_note {
+	uint64_t page;
+	uint64_t offset;
+	uint32_t tgid;
+	uint32_t type;
 };
 
 struct backend {
@@ -33,7 +46,9 @@ struct backend {
 	uint32_t kdev;	    /* the swap device, kernel dev_t encoding */
 	char dev[64];	    /* its path, for messages */
 	uint64_t dev_pages; /* slots 1..dev_pages-1 are valid (0: swap header) */
-	uint64_t *pushed;   /* slot + 1 per entry, 0 = empty */
+	int swap_type;	    /* the device's swap type (position in /proc/swaps) */
+	struct swapslot_votes votes;
+	struct backend_note *notes; /* direct-mapped by page */
 	struct backend_stats st;
 };
 
@@ -48,14 +63,22 @@ void backend_close(struct backend *b);
 /*
  * Pushes these slots (device page indices) to the prefetch cache; out of
  * range ones are skipped (the control protocol refuses a whole batch for
- * one bad slot).  Slots are remembered for backend_take_pushed().  Returns
+ * one bad slot).  Returns
  * slots queued (>= 0) or -errno when the link broke (then closed: later
  * calls return -ENOTCONN).
  */
 int backend_prefetch(struct backend *b, const uint64_t *slots, uint32_t n);
 
-/* Whether slot was pushed since it was last taken; forgets it. */
-bool backend_take_pushed(struct backend *b, uint64_t slot);
+/*
+ * Remembers that pagemap showed (type, offset) for page of tgid, and, on a
+ * read of device slot dev_off by a fault on page, checks it against what
+ * was remembered: evidence of which swap type is the device's (swapslot.h:
+ * /proc/swaps order is wrong after swapoff left a hole).  confirm returns
+ * true when it changed b->swap_type.
+ */
+void backend_note(struct backend *b, uint32_t tgid, uint64_t page, uint32_t type,
+		  uint64_t offset);
+bool backend_confirm(struct backend *b, uint32_t tgid, uint64_t page, uint64_t dev_off);
 
 /*
  * One counter from leap-swapd's STATS line (e.g. "hits"); 0 and *v set, or

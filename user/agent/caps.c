@@ -29,19 +29,19 @@ int agent_caps_text(char *desc, size_t len)
 	return 0;
 }
 
-int agent_drop_caps(char *desc, size_t len)
+int agent_drop_caps(char *desc, size_t len, bool keep_sys_admin)
 {
-	cap_value_t keep[3] = {CAP_SYS_NICE, CAP_SYS_PTRACE, CAP_BPF};
+	cap_value_t keep[4] = {CAP_SYS_NICE, CAP_SYS_PTRACE, CAP_BPF, CAP_SYS_ADMIN};
 	cap_t caps = cap_init();
-	int rc = 0;
+	int n = keep_sys_admin ? 4 : 3, rc = 0;
 
 	if (!caps)
 		return -errno;
 	/* CAP_BPF exists from 5.8; before that bpf() needs CAP_SYS_ADMIN. */
 	if (!CAP_IS_SUPPORTED(CAP_BPF))
 		keep[2] = CAP_SYS_ADMIN;
-	if (cap_set_flag(caps, CAP_PERMITTED, 3, keep, CAP_SET) ||
-	    cap_set_flag(caps, CAP_EFFECTIVE, 3, keep, CAP_SET) || cap_set_proc(caps))
+	if (cap_set_flag(caps, CAP_PERMITTED, n, keep, CAP_SET) ||
+	    cap_set_flag(caps, CAP_EFFECTIVE, n, keep, CAP_SET) || cap_set_proc(caps))
 		rc = -errno;
 	cap_free(caps);
 	if (rc == 0)

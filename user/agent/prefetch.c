@@ -68,6 +68,7 @@ static void proc_close(struct prefetch_proc *pr)
 		close(pr->pagemap_fd);
 	pr->pidfd = pr->pagemap_fd = -1;
 	pr->tgid = 0;
+	pr->pinned = false;
 }
 
 void prefetch_close(struct prefetcher *p)
@@ -83,10 +84,11 @@ void prefetch_forget(struct prefetcher *p, uint32_t tgid)
 			proc_close(&p->procs[i]);
 }
 
-/* The cached fds of tgid, opening them (evicting the stalest) if needed. */
+/* The cached fds of tgid, opening them (evicting the stalest unpinned
+ * entry) if needed. */
 static struct prefetch_proc *proc_get(struct prefetcher *p, uint32_t tgid, int *err)
 {
-	struct prefetch_proc *victim = &p->procs[0];
+	struct prefetch_proc *victim = NULL;
 	char path[64];
 
 	p->clock++;
@@ -97,8 +99,14 @@ static struct prefetch_proc *proc_get(struct prefetcher *p, uint32_t tgid, int *
 			pr->last_used = p->clock;
 			return pr;
 		}
-		if (pr->tgid == 0 || pr->last_used < victim->last_used)
+		if (pr->pinned)
+			continue;
+		if (!victim || pr->tgid == 0 || pr->last_used < victim->last_used)
 			victim = pr;
+	}
+	if (!victim) {
+		*err = -EMFILE; /* every entry pinned: nothing to evict */
+		return NULL;
 	}
 	proc_close(victim);
 	victim->pidfd = sys_pidfd_open((pid_t)tgid);
@@ -115,6 +123,20 @@ static struct prefetch_proc *proc_get(struct prefetcher *p, uint32_t tgid, int *
 	return victim;
 }
 
+int prefetch_preopen(struct prefetcher *p, uint32_t tgid)
+{
+	struct prefetch_proc *pr;
+	int err = 0;
+
+	pr = proc_get(p, tgid, &err);
+	if (!pr)
+		return err;
+	if (pr->pagemap_fd < 0)
+		return -EACCES;
+	pr->pinned = true;
+	return 0;
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -122,8 +144,11 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Keeps the pages pagemap reports as swapped out; returns the new count. */
-static uint32_t keep_swapped(int fd, uint64_t *pages, uint32_t n)
+/*
+ * Keeps the pages pagemap reports as swapped out; returns the new count.
+ * ent (optional) receives the kept pages' pagemap entries.
+ */
+static uint32_t keep_swapped(int fd, uint64_t *pages, uint32_t n, uint64_t *ent)
 {
 	uint64_t buf[PAGEMAP_SPAN_MAX];
 	uint32_t kept = 0, i = 0;
@@ -141,13 +166,17 @@ static uint32_t keep_swapped(int fd, uint64_t *pages, uint32_t n)
 		got = pread(fd, buf, span * sizeof(uint64_t),
 			    (off_t)(first * sizeof(uint64_t)));
 		if (got < 0)
-			return n; /* unreadable (process gone?): let madvise decide */
+			return ent ? 0 : n; /* unreadable (process gone?): let madvise
+					       decide, or push nothing */
 		for (; i < j; i++) {
 			size_t k = (size_t)(pages[i] - first);
 
 			if (k < (size_t)got / sizeof(uint64_t) && (buf[k] & PM_SWAP) &&
-			    !(buf[k] & PM_PRESENT))
+			    !(buf[k] & PM_PRESENT)) {
+				if (ent)
+					ent[kept] = buf[k];
 				pages[kept++] = pages[i];
+			}
 		}
 	}
 	return kept;
@@ -207,10 +236,13 @@ static void record_pages(struct prefetcher *p, uint32_t tgid, const uint64_t *pa
 			 uint32_t n, uint64_t marker)
 {
 	struct leap_pf_key keys[LEAP_PREFETCH_MAX_PAGES];
-	__u32 vals[LEAP_PREFETCH_MAX_PAGES], count = n;
+	__u32 vals[LEAP_PREFETCH_MAX_PAGES], count;
 
-	if (p->prefetched_fd < 0)
+	if (p->prefetched_fd < 0 || n == 0)
 		return;
+	if (n > LEAP_PREFETCH_MAX_PAGES)
+		n = LEAP_PREFETCH_MAX_PAGES;
+	count = n;
 	for (uint32_t i = 0; i < n; i++) {
 		keys[i] = (struct leap_pf_key){.tgid = tgid, .page = pages[i]};
 		vals[i] = pages[i] == marker ? LEAP_PF_MARKER : 0;
@@ -249,38 +281,30 @@ static void settle_range(struct prefetcher *p, uint32_t tgid, const struct iovec
 	}
 }
 
-int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n,
-		   uint64_t marker)
+/* Sorts pages[0..n) and drops duplicates; the new count. */
+static uint32_t sort_unique(uint64_t *pages, uint32_t n)
 {
-	struct iovec iov[LEAP_PREFETCH_MAX_PAGES], orig_len[LEAP_PREFETCH_MAX_PAGES];
-	struct prefetch_proc *pr;
-	uint64_t issued = 0;
-	uint32_t m = 0, niov = 0;
-	int err = 0, rc;
+	uint32_t m = 0;
 
-	if (n == 0)
-		return 0;
-	if (n > LEAP_PREFETCH_MAX_PAGES)
-		n = LEAP_PREFETCH_MAX_PAGES;
-	p->stats.requested += n;
-	pr = proc_get(p, tgid, &err);
-	if (!pr) {
-		if (err == -ESRCH)
-			p->stats.gone++;
-		return err;
-	}
 	qsort(pages, n, sizeof(*pages), cmp_u64);
-	for (uint32_t i = 0; i < n; i++) /* de-duplicate */
+	for (uint32_t i = 0; i < n; i++)
 		if (m == 0 || pages[i] != pages[m - 1])
 			pages[m++] = pages[i];
-	if (pr->pagemap_fd >= 0) {
-		uint32_t kept = keep_swapped(pr->pagemap_fd, pages, m);
+	return m;
+}
 
-		p->stats.not_swapped += m - kept;
-		m = kept;
-	}
-	if (m == 0)
-		return 0;
+/*
+ * process_madvise for pages[0..m) of pr (sorted, unique), recorded in the
+ * prefetched-page map first.  Pages issued or -errno, as prefetch_pages.
+ */
+static int advise_pages(struct prefetcher *p, struct prefetch_proc *pr, uint32_t tgid,
+			const uint64_t *pages, uint32_t m, uint64_t marker)
+{
+	struct iovec iov[LEAP_PREFETCH_MAX_PAGES], orig_len[LEAP_PREFETCH_MAX_PAGES];
+	uint64_t issued = 0;
+	uint32_t niov = 0;
+	int rc;
+
 	for (uint32_t i = 0; i < m; i++) {
 		if (niov &&
 		    (iov[niov - 1].iov_len >> PAGE_SHIFT) +
@@ -308,6 +332,86 @@ int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_
 		return rc;
 	p->stats.issued += issued;
 	return (int)issued;
+}
+
+int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n,
+		   uint64_t marker)
+{
+	struct prefetch_proc *pr;
+	uint32_t m;
+	int err = 0;
+
+	if (n == 0)
+		return 0;
+	if (n > LEAP_PREFETCH_MAX_PAGES)
+		n = LEAP_PREFETCH_MAX_PAGES;
+	p->stats.requested += n;
+	pr = proc_get(p, tgid, &err);
+	if (!pr) {
+		if (err == -ESRCH)
+			p->stats.gone++;
+		return err;
+	}
+	m = sort_unique(pages, n);
+	if (pr->pagemap_fd >= 0) {
+		uint32_t kept = keep_swapped(pr->pagemap_fd, pages, m, NULL);
+
+		p->stats.not_swapped += m - kept;
+		m = kept;
+	}
+	if (m == 0)
+		return 0;
+	return advise_pages(p, pr, tgid, pages, m, marker);
+}
+
+int prefetch_swap_entries(struct prefetcher *p, uint32_t tgid, uint64_t *pages,
+			  uint32_t n, uint64_t *ent)
+{
+	struct prefetch_proc *pr;
+	uint32_t m, kept;
+	int err = 0;
+
+	if (n == 0)
+		return 0;
+	if (n > LEAP_PREFETCH_MAX_PAGES)
+		n = LEAP_PREFETCH_MAX_PAGES;
+	p->stats.requested += n;
+	pr = proc_get(p, tgid, &err);
+	if (!pr) {
+		if (err == -ESRCH)
+			p->stats.gone++;
+		return err;
+	}
+	if (pr->pagemap_fd < 0)
+		return -EACCES;
+	m = sort_unique(pages, n);
+	kept = keep_swapped(pr->pagemap_fd, pages, m, ent);
+	p->stats.not_swapped += m - kept;
+	return (int)kept;
+}
+
+int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
+		    uint32_t m, uint64_t marker)
+{
+	struct prefetch_proc *pr;
+	int err = 0;
+
+	if (m == 0)
+		return 0;
+	pr = proc_get(p, tgid, &err);
+	if (!pr) {
+		if (err == -ESRCH)
+			p->stats.gone++;
+		return err;
+	}
+	return advise_pages(p, pr, tgid, pages, m, marker);
+}
+
+void prefetch_record(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
+		     uint32_t m, uint64_t marker)
+{
+	record_pages(p, tgid, pages, m, marker);
+	p->stats.issued += m;
 }
 
 uint32_t prefetch_count_mapped(struct prefetcher *p, uint32_t tgid, uint64_t first,

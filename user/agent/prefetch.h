@@ -28,6 +28,7 @@ struct prefetch_proc {
 	int pidfd;
 	int pagemap_fd; /* -1 when unreadable: no filtering for this process */
 	uint64_t last_used;
+	bool pinned; /* opened while privileged (prefetch_preopen): never evicted */
 };
 
 struct prefetcher {
@@ -50,6 +51,31 @@ void prefetch_close(struct prefetcher *p);
  */
 int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n,
 		   uint64_t marker);
+/*
+ * Opens tgid's pidfd and pagemap now and keeps them until the process is
+ * forgotten: a pagemap opened with CAP_SYS_ADMIN shows swap entries for as
+ * long as it stays open (swapslot.h), so backend mode opens the processes
+ * it knows before the agent drops its capabilities.  0 or -errno.
+ */
+int prefetch_preopen(struct prefetcher *p, uint32_t tgid);
+/*
+ * Backend mode, step 1: sorts and de-duplicates pages[0..n), keeps those
+ * pagemap shows swapped out (not resident) and stores each one's pagemap
+ * entry in ent[] (swapslot_decode() reads it).  Kept count, or -errno
+ * (-EACCES: no pagemap for tgid; -ESRCH: gone).
+ */
+int prefetch_swap_entries(struct prefetcher *p, uint32_t tgid, uint64_t *pages,
+			  uint32_t n, uint64_t *ent);
+/*
+ * Step 2, one of: process_madvise for pages[0..m) (sorted, unique, already
+ * filtered), recorded in the prefetched-page map as prefetch_pages does; or
+ * only record them there (their slots went to leap-swapd, whose cache
+ * serves the major fault: a fault on them is the hit).
+ */
+int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
+		    uint32_t m, uint64_t marker);
+void prefetch_record(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
+		     uint32_t m, uint64_t marker);
 /*
  * How many of pages first..first+n-1 of tgid are mapped (pagemap bit 63),
  * n <= 64; 0 when unknown.

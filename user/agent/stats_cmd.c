@@ -124,7 +124,9 @@ static int view_load(struct view *v, char *err, size_t errlen)
 	}
 	close(fd);
 	v->state = json_object_from_file(AGENT_STATE_FILE);
-	v->backend = !strncmp(jstr(v->state, "prefetch", ""), "leap-swapd", 10);
+	/* Hits are major faults only when pages wait in leap-swapd's cache;
+	 * "leap-swapd+swapcache" puts them in the swap cache (minor hits). */
+	v->backend = !strcmp(jstr(v->state, "prefetch", ""), "leap-swapd");
 	lfd = bpf_obj_get(LEAP_PIN_DIR "/leaves");
 	if (lfd >= 0) {
 		v->leaves = calloc(LEAP_LEAVES_MAX, sizeof(*v->leaves));

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+/*
+ * From pagemap entries to swap slots (user/agent/swapslot.c): the entry
+ * layout of Documentation/admin-guide/mm/pagemap.rst, a device's swap type
+ * from /proc/swaps, and the evidence that corrects it after a swapoff hole.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "engine_test.h"
+#include "../../user/agent/swapslot.h"
+
+#define PM_SWAP	   (1ULL << 62)
+#define PM_PRESENT (1ULL << 63)
+#define PM_EXCL	   (1ULL << 56)
+
+static void decode(void **state)
+{
+	uint32_t type = 99;
+	uint64_t off = 99;
+	(void)state;
+
+	/* swap type 3, offset 0x12345, plus a flag bit above bit 54 */
+	assert_true(
+		swapslot_decode(PM_SWAP | PM_EXCL | (0x12345ULL << 5) | 3, &type, &off));
+	assert_int_equal(type, 3);
+	assert_int_equal(off, 0x12345);
+	/* the largest offset the 50-bit field holds */
+	assert_true(
+		swapslot_decode(PM_SWAP | (((1ULL << 50) - 1) << 5) | 31, &type, &off));
+	assert_int_equal(type, 31);
+	assert_int_equal(off, (1ULL << 50) - 1);
+	/* opened without CAP_SYS_ADMIN: swapped, both fields 0 */
+	assert_true(swapslot_decode(PM_SWAP, &type, &off));
+	assert_int_equal(type, 0);
+	assert_int_equal(off, 0);
+	/* resident, or not there at all: no slot */
+	assert_false(swapslot_decode(PM_PRESENT | 0x1234, &type, &off));
+	assert_false(swapslot_decode(PM_PRESENT | PM_SWAP, &type, &off));
+	assert_false(swapslot_decode(0, &type, &off));
+}
+
+static const char swaps[] =
+	"Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n"
+	"/var/tmp/swapfile                       file\t\t1048572\t\t0\t\t-2\n"
+	"/dev/loop10                             partition\t786428\t\t1024\t\t100\n"
+	"/dev/loop1                              partition\t786428\t\t0\t\t10\n";
+
+static void type_from_swaps(void **state)
+{
+	(void)state;
+	assert_int_equal(swapslot_type_from_swaps(swaps, "/var/tmp/swapfile"), 0);
+	assert_int_equal(swapslot_type_from_swaps(swaps, "/dev/loop10"), 1);
+	/* a prefix of another name is not that name */
+	assert_int_equal(swapslot_type_from_swaps(swaps, "/dev/loop1"), 2);
+	assert_int_equal(swapslot_type_from_swaps(swaps, "/dev/loop"), -1);
+	assert_int_equal(swapslot_type_from_swaps(swaps, "/dev/loop2"), -1);
+	/* the header's first word is not an area */
+	assert_int_equal(swapslot_type_from_swaps(swaps, "Filename"), -1);
+	assert_int_equal(swapslot_type_from_swaps("", "/dev/loop1"), -1);
+}
+
+static void votes(void **state)
+{
+	struct swapslot_votes v;
+	int cur = 1;
+	(void)state;
+
+	memset(&v, 0, sizeof(v));
+	/* A read of another slot, or of offset 0, is no evidence. */
+	assert_int_equal(swapslot_vote(&v, cur, 2, 100, 101), 1);
+	assert_int_equal(swapslot_vote(&v, cur, 2, 0, 0), 1);
+	assert_int_equal(swapslot_vote(&v, cur, 40, 100, 100), 1);
+	/* Type 2 confirmed SWAPSLOT_VOTES_SWITCH times, type 1 never: switch. */
+	for (int i = 1; i < SWAPSLOT_VOTES_SWITCH; i++)
+		assert_int_equal(swapslot_vote(&v, cur, 2, 100 + i, 100 + i), 1);
+	cur = swapslot_vote(&v, cur, 2, 7, 7);
+	assert_int_equal(cur, 2);
+	/* Once the current type has evidence, others never take over. */
+	memset(&v, 0, sizeof(v));
+	cur = 1;
+	assert_int_equal(swapslot_vote(&v, cur, 1, 5, 5), 1);
+	for (int i = 0; i < 3 * SWAPSLOT_VOTES_SWITCH; i++)
+		assert_int_equal(swapslot_vote(&v, cur, 2, 100 + i, 100 + i), 1);
+	/* Unknown type (-1): the evidence decides. */
+	memset(&v, 0, sizeof(v));
+	cur = -1;
+	for (int i = 0; i < SWAPSLOT_VOTES_SWITCH; i++)
+		cur = swapslot_vote(&v, cur, 4, 9 + i, 9 + i);
+	assert_int_equal(cur, 4);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(decode),
+		cmocka_unit_test(type_from_swaps),
+		cmocka_unit_test(votes),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: MIT
+/* Pagemap swap entries and swap types (see swapslot.h). */
+#include <stdio.h>
+#include <string.h>
+
+#include "swapslot.h"
+
+#define PM_SWAP		 (1ULL << 62)
+#define PM_PRESENT	 (1ULL << 63)
+#define PM_SWAP_TYPE_MSK 0x1fULL
+#define PM_SWAP_OFF_SHFT 5
+#define PM_PFN_MASK	 ((1ULL << 55) - 1)
+
+bool swapslot_decode(uint64_t pm, uint32_t *type, uint64_t *offset)
+{
+	if (!(pm & PM_SWAP) || (pm & PM_PRESENT))
+		return false;
+	*type = (uint32_t)(pm & PM_SWAP_TYPE_MSK);
+	*offset = (pm & PM_PFN_MASK) >> PM_SWAP_OFF_SHFT;
+	return true;
+}
+
+int swapslot_type_from_swaps(const char *text, const char *dev)
+{
+	const char *line = text;
+	int idx = -1; /* the header line comes first */
+
+	while (line && *line) {
+		const char *nl = strchr(line, '\n');
+		size_t len = nl ? (size_t)(nl - line) : strlen(line);
+		size_t dlen = strlen(dev);
+
+		/* The name field ends at the first blank (spaces in names are
+		 * printed as \040 by seq_file_path). */
+		if (idx >= 0 && len > dlen && !strncmp(line, dev, dlen) &&
+		    (line[dlen] == ' ' || line[dlen] == '\t'))
+			return idx;
+		if (len)
+			idx++;
+		line = nl ? nl + 1 : NULL;
+	}
+	return -1;
+}
+
+int swapslot_vote(struct swapslot_votes *v, int cur, uint32_t type, uint64_t offset,
+		  uint64_t dev_off)
+{
+	if (type >= SWAPSLOT_TYPES || offset == 0 || offset != dev_off)
+		return cur;
+	if (v->n[type] < UINT32_MAX)
+		v->n[type]++;
+	if ((int)type != cur && v->n[type] >= SWAPSLOT_VOTES_SWITCH &&
+	    (cur < 0 || cur >= SWAPSLOT_TYPES || v->n[cur] == 0))
+		return (int)type;
+	return cur;
+}
