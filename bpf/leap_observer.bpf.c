@@ -509,7 +509,8 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 	ev->latency_ns = bpf_ktime_get_ns() - p->ts_ns;
 	if (!leap_wakeup_bytes)
 		wake = 0; /* libbpf's default: adaptive, wake when the reader caught up */
-	else if ((leap_wake_major && (flags & LEAP_EV_MAJOR) &&
+	else if ((leap_wake_major && !(p->tflags & LEAP_TGT_NO_WAKE) &&
+		  (flags & LEAP_EV_MAJOR) &&
 		  (!leap_wake_delta_max ||
 		   (__u64)(delta < 0 ? -delta : delta) <= leap_wake_delta_max)) ||
 		 marker ||

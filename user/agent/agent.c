@@ -86,6 +86,14 @@ static uint32_t target_flags(const struct agent_policy *p)
 
 	if (p->mode != AGENT_MODE_OFF)
 		f |= LEAP_TGT_EVENTS;
+	/*
+	 * Nobody reacts to an observed fault, so it waits for a batch: a
+	 * wake-up per major fault costs the faulting program more than the
+	 * BPF programs do (CPython strided scan under observe, 2026-11-25:
+	 * the scan 0.79x of no agent with them; docs/bench-real.md).
+	 */
+	if (p->mode == AGENT_MODE_OBSERVE)
+		f |= LEAP_TGT_NO_WAKE;
 	if (p->params.key == LEAP_KEY_THREAD)
 		f |= LEAP_TGT_THREAD_DELTAS;
 	if (p->exact)
