@@ -242,7 +242,9 @@ struct {
  * leap_pids and leap_cg_match hash lookups per fault.  Valid while the
  * task's cgroup and leap_targets_gen are the ones it was taken under
  * (the loader bumps the generation after every change of leap_cgroups or
- * leap_pids).
+ * leap_pids).  Every task that faults gets one (~100 bytes, freed with
+ * the task), not only watched ones: the "no" answers are what most faults
+ * on the machine need.
  */
 struct leap_task_state {
 	struct leap_pending p;
