@@ -334,25 +334,41 @@ static int advise_pages(struct prefetcher *p, struct prefetch_proc *pr, uint32_t
 	return (int)issued;
 }
 
+/*
+ * What every request starts with: at most LEAP_PREFETCH_MAX_PAGES pages,
+ * counted, the process found (NULL with *err set, a gone one counted),
+ * and the pages sorted without repeats (*n updated).
+ */
+static struct prefetch_proc *request_begin(struct prefetcher *p, uint32_t tgid,
+					   uint64_t *pages, uint32_t *n, int *err)
+{
+	struct prefetch_proc *pr;
+
+	if (*n > LEAP_PREFETCH_MAX_PAGES)
+		*n = LEAP_PREFETCH_MAX_PAGES;
+	p->stats.requested += *n;
+	pr = proc_get(p, tgid, err);
+	if (!pr) {
+		if (*err == -ESRCH)
+			p->stats.gone++;
+		return NULL;
+	}
+	*n = sort_unique(pages, *n);
+	return pr;
+}
+
 int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n,
 		   uint64_t marker)
 {
 	struct prefetch_proc *pr;
-	uint32_t m;
+	uint32_t m = n;
 	int err = 0;
 
 	if (n == 0)
 		return 0;
-	if (n > LEAP_PREFETCH_MAX_PAGES)
-		n = LEAP_PREFETCH_MAX_PAGES;
-	p->stats.requested += n;
-	pr = proc_get(p, tgid, &err);
-	if (!pr) {
-		if (err == -ESRCH)
-			p->stats.gone++;
+	pr = request_begin(p, tgid, pages, &m, &err);
+	if (!pr)
 		return err;
-	}
-	m = sort_unique(pages, n);
 	if (pr->pagemap_fd >= 0) {
 		uint32_t kept = keep_swapped(pr->pagemap_fd, pages, m, NULL);
 
@@ -368,23 +384,16 @@ int prefetch_swap_entries(struct prefetcher *p, uint32_t tgid, uint64_t *pages,
 			  uint32_t n, uint64_t *ent)
 {
 	struct prefetch_proc *pr;
-	uint32_t m, kept;
+	uint32_t m = n, kept;
 	int err = 0;
 
 	if (n == 0)
 		return 0;
-	if (n > LEAP_PREFETCH_MAX_PAGES)
-		n = LEAP_PREFETCH_MAX_PAGES;
-	p->stats.requested += n;
-	pr = proc_get(p, tgid, &err);
-	if (!pr) {
-		if (err == -ESRCH)
-			p->stats.gone++;
+	pr = request_begin(p, tgid, pages, &m, &err);
+	if (!pr)
 		return err;
-	}
 	if (pr->pagemap_fd < 0)
 		return -EACCES;
-	m = sort_unique(pages, n);
 	kept = keep_swapped(pr->pagemap_fd, pages, m, ent);
 	p->stats.not_swapped += m - kept;
 	return (int)kept;
