@@ -296,6 +296,14 @@ EOF
 	return 0
 }
 
+# Memory limit in MiB of program $1 at $2 percent of its peak RSS (8 at least).
+limit_mib()
+{
+	local lim=$((PEAK[$1] * $2 / 100 / 1024))
+	[ "$lim" -ge 8 ] || lim=8
+	echo "$lim"
+}
+
 bad=0
 for rep in $(seq "$REPS"); do
 	# Rotate the row order each repetition so drift hits every row.
@@ -304,8 +312,7 @@ for rep in $(seq "$REPS"); do
 	rows=("${rows[@]:shift_by}" "${rows[@]:0:shift_by}")
 	for p in $PROGRAMS; do
 		for pct in $PCTS; do
-			lim=$((PEAK[$p] * pct / 100 / 1024))
-			[ "$lim" -ge 8 ] || lim=8
+			lim=$(limit_mib "$p" "$pct")
 			for row in "${rows[@]}"; do
 				run_one "$p" "$lim" "$row" "$rep" "$pct" || bad=1
 			done
@@ -319,8 +326,7 @@ done
 if [ "$BPF_STATS" = 1 ]; then
 	for p in $PROGRAMS; do
 		for pct in $PCTS; do
-			lim=$((PEAK[$p] * pct / 100 / 1024))
-			[ "$lim" -ge 8 ] || lim=8
+			lim=$(limit_mib "$p" "$pct")
 			for row in $ROWS; do
 				case $row in c | c0 | o) run_one "$p" "$lim" "$row" 0 "$pct" stats || bad=1 ;; esac
 			done
