@@ -213,6 +213,22 @@ struct {
 	__type(value, __u64); /* page number */
 } leap_last SEC(".maps");
 
+/*
+ * Threads whose misses need no wake-up, until the time stored (ns, the
+ * clock of bpf_ktime_get_ns()).  Written by the agent when it holds a
+ * thread's stream back because the kernel's own readahead serves it: the
+ * agent would only record those misses, so they wait for the next batch
+ * instead of preempting the program (a wake-up costs the faulting program
+ * ~17 us on this 2-core machine, docs/bench-real.md).  Read only for misses
+ * that would otherwise force a wake-up.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LEAP_QUIET_MAX);
+	__type(key, __u32);   /* tid */
+	__type(value, __u64); /* quiet until */
+} leap_quiet SEC(".maps");
+
 /* A fault seen at entry and not yet completed. */
 struct leap_pending {
 	__u64 addr; /* page aligned */
@@ -434,6 +450,14 @@ static __always_inline bool watched_cached(struct leap_task_state *ts, __u32 tgi
 	return w;
 }
 
+/* Whether the agent asked not to be woken for this thread's misses now. */
+static __always_inline bool thread_quiet(__u32 tid, __u64 now)
+{
+	__u64 *until = bpf_map_lookup_elem(&leap_quiet, &tid);
+
+	return until && *until > now;
+}
+
 /*
  * A fault completed: count it, advance its stream and send the event.
  * @p is a copy the caller owns (the pending entry is already deleted).
@@ -514,7 +538,8 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 	else if ((leap_wake_major && !(p->tflags & LEAP_TGT_NO_WAKE) &&
 		  (flags & LEAP_EV_MAJOR) &&
 		  (!leap_wake_delta_max ||
-		   (__u64)(delta < 0 ? -delta : delta) <= leap_wake_delta_max)) ||
+		   (__u64)(delta < 0 ? -delta : delta) <= leap_wake_delta_max) &&
+		  !thread_quiet(tid, p->ts_ns)) ||
 		 marker ||
 		 prod / leap_wakeup_bytes !=
 			 (prod + LEAP_EV_RECORD_BYTES) / leap_wakeup_bytes)

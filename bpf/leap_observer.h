@@ -25,6 +25,8 @@
 #define LEAP_STREAMS_MAX 65536
 /* Faults in flight, one per thread (key: tid). */
 #define LEAP_PENDING_MAX 16384
+/* Threads whose misses need no wake-up now (leap_quiet, key: tid). */
+#define LEAP_QUIET_MAX 4096
 /* Default ring buffer size; the loader may change it before load. */
 #define LEAP_RINGBUF_DEFAULT (1u << 20)
 /* Default unread backlog that wakes the reader for non-major events. */

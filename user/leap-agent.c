@@ -862,6 +862,8 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 			{"late_prefetches", a->c.late},
 			{"lookaheads", a->c.lookaheads},
 			{"held_for_kernel_readahead", a->c.held_kernel_ra},
+			{"quiet_sets", a->c.quiet_sets},
+			{"quiet_lifts", a->c.quiet_lifts},
 			{"prefetch_syscalls", a->pf.stats.syscalls},
 			{"prefetch_not_swapped", a->pf.stats.not_swapped},
 		};

@@ -851,6 +851,15 @@ int leap_observer_remove_pid(struct leap_observer *obs, __u32 tgid)
 	return 0;
 }
 
+int leap_observer_set_quiet(struct leap_observer *obs, __u32 tid, __u64 until_ns)
+{
+	int fd = bpf_map__fd(obs->skel->maps.leap_quiet);
+
+	if (until_ns == 0)
+		return bpf_map_delete_elem(fd, &tid) && errno != ENOENT ? -errno : 0;
+	return bpf_map_update_elem(fd, &tid, &until_ns, BPF_ANY) ? -errno : 0;
+}
+
 int leap_cgroup_id_from_path(const char *path, __u64 *id)
 {
 	struct {

@@ -136,6 +136,14 @@ int leap_observer_add_pid(struct leap_observer *obs, __u32 tgid,
 int leap_observer_remove_pid(struct leap_observer *obs, __u32 tgid);
 
 /*
+ * Misses of thread tid wake no reader before until_ns (bpf_ktime_get_ns()
+ * clock, as leap_event.ts_ns); they arrive with the next batch.  until_ns
+ * 0 lifts it.  For a thread whose stream the agent leaves to the kernel's
+ * readahead, whose misses it only records.
+ */
+int leap_observer_set_quiet(struct leap_observer *obs, __u32 tid, __u64 until_ns);
+
+/*
  * The cgroup v2 id of a cgroup2 directory (what bpf_get_current_cgroup_id()
  * returns for tasks in it).  -ENOENT if missing, -ENOTDIR, -EINVAL if it
  * is not on a cgroup2 filesystem.  Needs no observer.

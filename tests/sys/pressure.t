@@ -12,7 +12,8 @@
 #  - prefetching is real (thousands of pages, most of them hit), and the
 #    wasted ones stay a small fraction of those issued;
 #  - a sequential fill, which the kernel's readahead serves, is left to it
-#    (held_for_kernel_readahead), so the two never fetch the same pages.
+#    (held_for_kernel_readahead), so the two never fetch the same pages,
+#    and its misses stop waking the agent until the strided scan begins.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -61,5 +62,9 @@ cmp_ok "$((hits * 100))" '>' "$((pf * 60))" "most prefetched pages were hit (> 6
 cmp_ok "$((wasted * 100))" '<' "$((pf * 20))" \
 	"prefetched pages reclaimed before use stay under 20% of those issued"
 cmp_ok "$held" '>' 500 "the sequential fill was left to the kernel's readahead"
+# Held misses only get recorded: the thread is told not to wake the agent
+# (leap_quiet), and the strided scan after the fill lifts that again.
+cmp_ok "$(jq -r .quiet_sets "$js")" '>=' 1 "the fill's thread stopped waking the agent"
+cmp_ok "$(jq -r .quiet_lifts "$js")" '>=' 1 "the strided scan woke it again"
 
 done_testing

@@ -387,6 +387,33 @@ static bool stream_hold(struct agent *a, const struct leap_stream *s, uint32_t t
 				     (uint32_t)gap - 1) == gap - 1;
 }
 
+/*
+ * Misses of a held stream are only recorded: ask the observer not to wake
+ * us for the thread's misses (they come with the next batch), and to wake
+ * us again at its first miss we would act on.  The map is written when
+ * the thread's quiet time is half gone, not per miss.
+ */
+static void thread_quiet(struct agent *a, const struct leap_event *ev, bool hold)
+{
+	struct agent_quiet *q = &a->quiet[ev->tid % AGENT_QUIET_SLOTS];
+	bool mine = q->tid == ev->tid && q->until > ev->ts_ns;
+
+	if (hold) {
+		if (mine && q->until - ev->ts_ns > AGENT_QUIET_NS / 2)
+			return;
+		if (leap_observer_set_quiet(a->obs, ev->tid, ev->ts_ns + AGENT_QUIET_NS))
+			return;
+		if (!mine)
+			a->c.quiet_sets++;
+		q->tid = ev->tid;
+		q->until = ev->ts_ns + AGENT_QUIET_NS;
+	} else if (mine) {
+		leap_observer_set_quiet(a->obs, ev->tid, 0);
+		q->until = 0;
+		a->c.quiet_lifts++;
+	}
+}
+
 int agent_on_event(void *ctx, const struct leap_event *ev)
 {
 	struct agent *a = ctx;
@@ -438,8 +465,10 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	if (ev->flags & LEAP_EV_WASTED)
 		leap_stream_wasted(s);
 	if (!hit && t->policy.params.flavor == LEAP_FLAVOR_OURS &&
-	    t->policy.mode == AGENT_MODE_LEAP)
+	    t->policy.mode == AGENT_MODE_LEAP) {
 		hold = stream_hold(a, s, ev->tgid, page);
+		thread_quiet(a, ev, hold);
+	}
 	n = leap_stream_access(s, &t->policy.params, page, hit, cands, LEAP_PW_LIMIT,
 			       &dec);
 	if (n == 0 || t->policy.mode != AGENT_MODE_LEAP)

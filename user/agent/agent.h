@@ -47,7 +47,22 @@ struct agent_counters {
 	uint64_t ambiguous;	 /* backend mode: several device reads in one fault */
 	uint64_t held_kernel_ra; /* pages not prefetched: the kernel's readahead serves
 				    the stream */
+	uint64_t quiet_sets;	 /* threads told not to wake us (leap_quiet) */
+	uint64_t quiet_lifts;	 /* ... and told to again */
 };
+
+/*
+ * A thread whose stream the kernel's readahead serves: its misses wake
+ * nobody until `until` (leap_observer_set_quiet()).  Remembered here so
+ * the map is written once per AGENT_QUIET_NS / 2, not per miss.
+ */
+struct agent_quiet {
+	uint32_t tid;
+	uint64_t until; /* ns, bpf_ktime_get_ns() clock; 0: not quiet */
+};
+
+#define AGENT_QUIET_SLOTS 64
+#define AGENT_QUIET_NS	  (50ULL * 1000 * 1000)
 
 struct agent {
 	struct agent_config config;
@@ -89,6 +104,7 @@ struct agent {
 	struct agent_leaves leaves;
 	/* targets or matched cgroups changed: the state file is out of date */
 	bool state_dirty;
+	struct agent_quiet quiet[AGENT_QUIET_SLOTS]; /* by tid % AGENT_QUIET_SLOTS */
 };
 
 /* Sets up everything but the observer (opened by the caller). */
