@@ -57,7 +57,7 @@ struct leap_params {
 /* Defaults, with the reason for each, are documented in README.md. */
 #define LEAP_DEFAULT_HSIZE     32u
 #define LEAP_DEFAULT_NSPLIT    2u
-#define LEAP_DEFAULT_PW_MAX    32u
+#define LEAP_DEFAULT_PW_MAX    256u
 #define LEAP_DEFAULT_MAX_DELTA 256u
 
 void leap_params_default(struct leap_params *p);
