@@ -20,9 +20,15 @@
 #   c0   leap-agent run --policy leap --kernel-readahead off
 #   o    leap-agent run --policy observe, readahead kept (what observing
 #        alone costs; not in the default rows)
+#   e    with --swap backend: leap-agent run --backend (the engine on
+#        addresses, each window process_madvise'd and its slots pushed to
+#        leap-swapd), readahead off
 # Rows a and b run in a v1 memory cgroup from tests/lib/fixture.sh with no
 # BPF at all; agent rows let leap-agent make its own.  Swap is a file on the
-# root filesystem (async block I/O: Linux's readahead is active).
+# root filesystem (async block I/O: Linux's readahead is active), or with
+# --swap backend the remote swap backend of tests/lib/backend.sh (leap-memd
+# on loopback, --memd-delay-us of emulated RTT, leap-swapd, a direct-I/O
+# loop device), as in bench-swap.sh.
 #
 # A run killed by SIGKILL (the memcg OOM killer: memcg v1 here sometimes
 # kills a fast allocator even with swap free, agent or not) is reported as
@@ -58,6 +64,8 @@ AGENT_ARGS=()
 # BPF run time per fault (bpf_enable_stats): the timing itself costs some
 # tens of ns per program run, so the quick check leaves it off.
 BPF_STATS=1 # one extra, untimed run per agent row (see the end)
+SWAP=file
+BK_MEMD_ARGS=
 
 usage()
 {
@@ -65,7 +73,8 @@ usage()
 Usage: tools/bench-real.sh [OPTION...]          (root)
   --programs "P..."   among: $PROGRAMS py-seq (default: all but py-seq)
   --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
-  --rows "R..."       among a b c c0 o (default "$ROWS"; o = observe only)
+  --rows "R..."       among a b c c0 o e (default "$ROWS"; o = observe only,
+                      e = backend mode, needs --swap backend)
   --reps N            interleaved repetitions, median reported (default $REPS)
   --mib N             data size of each program in MiB (default $MIB)
   --agent-arg ARG     extra leap-agent run argument (repeatable)
@@ -75,13 +84,17 @@ Usage: tools/bench-real.sh [OPTION...]          (root)
                       rows b c, and fail if c is slower than b by more than
                       --max-slowdown percent (default $MAX_SLOWDOWN)
   --max-slowdown PCT  with --quick
+  --swap file|backend swap on a file on the root filesystem (default) or on
+                      leap-swapd + leap-memd (enables row e)
+  --memd-delay-us US  with --swap backend: leap-memd holds each reply US
+                      microseconds (an emulated network; default 0)
 EOF
 }
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--programs | --limits | --rows | --reps | --mib | --agent-arg | --timeout | --out | \
-		--max-slowdown)
+		--max-slowdown | --swap | --memd-delay-us)
 		[ $# -ge 2 ] || {
 			echo "bench-real: $1 needs a value" >&2
 			exit 2
@@ -96,6 +109,8 @@ while [ $# -gt 0 ]; do
 		--timeout) RUN_TIMEOUT=$2 ;;
 		--out) OUTDIR=$2 ;;
 		--max-slowdown) MAX_SLOWDOWN=$2 ;;
+		--swap) SWAP=$2 ;;
+		--memd-delay-us) BK_MEMD_ARGS="--delay-us $2" ;;
 		esac
 		shift 2
 		;;
@@ -127,9 +142,24 @@ for v in "$REPS" "$MIB" "$RUN_TIMEOUT" "$MAX_SLOWDOWN"; do
 		exit 2
 	}
 done
+case $SWAP in file | backend) ;; *)
+	echo "bench-real: --swap takes file or backend, not '$SWAP'" >&2
+	exit 2
+	;;
+esac
+[ -z "$BK_MEMD_ARGS" ] || [ "$SWAP" = backend ] || {
+	echo "bench-real: --memd-delay-us needs --swap backend" >&2
+	exit 2
+}
 for r in $ROWS; do
-	case $r in a | b | c | c0 | o) ;; *)
-		echo "bench-real: unknown row '$r' (a b c c0 o)" >&2
+	case $r in a | b | c | c0 | o) ;; e)
+		[ "$SWAP" = backend ] || {
+			echo "bench-real: row e needs --swap backend" >&2
+			exit 2
+		}
+		;;
+	*)
+		echo "bench-real: unknown row '$r' (a b c c0 o e)" >&2
 		exit 2
 		;;
 	esac
@@ -183,7 +213,19 @@ fixture_register rm -rf "$scratch"
 export TMPDIR=$scratch
 
 # Swap: every program's data, plus the swap cache's duplicates.
-swap_file_on $((MIB * 4 + 256)) >/dev/null || exit 1
+swap_mib=$((MIB * 4 + 256))
+if [ "$SWAP" = file ]; then
+	swap_file_on "$swap_mib" >/dev/null || exit 1
+else
+	# shellcheck source=tests/lib/backend.sh
+	. "$root/tests/lib/backend.sh"
+	# The server holds every slot the device has.
+	{ backend_init && backend_memd A 127.0.0.1:0 $((swap_mib + 64))M &&
+		backend_swapd "${swap_mib}M" --cache-pages 4096 && backend_swapon; } || {
+		echo "bench-real: the backend did not come up" >&2
+		exit 1
+	}
+fi
 page_cluster_set 3 || exit 1
 
 SORT_INPUT=$scratch/sort-input
@@ -238,14 +280,15 @@ run_one()
 		page_cluster_set 3
 		wall=$(echo "$t1 - $t0" | bc -l)
 		;;
-	c | c0 | o)
-		local ra=keep policy=leap
+	c | c0 | o | e)
+		local ra=keep policy=leap be=()
 		[ "$row" = c0 ] && ra=off
 		[ "$row" = o ] && policy=observe
+		[ "$row" = e ] && ra=off be=(--backend "$BK_CTL" --backend-dev "$BK_LOOP")
 		t0=$(date +%s.%N)
 		timeout --kill-after=10 "$RUN_TIMEOUT" "$AGENT" run --policy "$policy" \
 			--kernel-readahead "$ra" --memory-limit "${lim}M" "${bpf_stats[@]}" \
-			--json "$js" "${AGENT_ARGS[@]}" -- "${cmd[@]}" >"$out" 2>"$err"
+			"${be[@]}" --json "$js" "${AGENT_ARGS[@]}" -- "${cmd[@]}" >"$out" 2>"$err"
 		rc=$?
 		t1=$(date +%s.%N)
 		wall=$(echo "$t1 - $t0" | bc -l)
@@ -328,7 +371,7 @@ if [ "$BPF_STATS" = 1 ]; then
 		for pct in $PCTS; do
 			lim=$(limit_mib "$p" "$pct")
 			for row in $ROWS; do
-				case $row in c | c0 | o) run_one "$p" "$lim" "$row" 0 "$pct" stats || bad=1 ;; esac
+				case $row in c | c0 | o | e) run_one "$p" "$lim" "$row" 0 "$pct" stats || bad=1 ;; esac
 			done
 		done
 	done

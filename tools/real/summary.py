@@ -23,6 +23,7 @@ ROW_NAMES = {
     "c": "leap + readahead",
     "c0": "leap alone",
     "o": "observe only (no prefetch, readahead kept)",
+    "e": "backend mode (leap-swapd), readahead off",
 }
 METRICS = [
     ("swapin_misses", "misses", "{:.0f}"),
@@ -119,7 +120,7 @@ def main():
                 else:
                     v = med([float(r[key]) for r in g if r[key] != ""])
                 rec[key] = v
-                vals.append(fmt.format(v) if v is not None and row in ("c", "c0", "o") or key == "swapin_misses" else "")
+                vals.append(fmt.format(v) if v is not None and row in ("c", "c0", "o", "e") or key == "swapin_misses" else "")
             for k, v in ph.items():
                 rec["phase_" + k] = med(v)
                 if bph.get(k):
@@ -155,7 +156,7 @@ def main():
 
 def plot(summary, outdir):
     """Speedup over Linux readahead per program and limit, one bar per row."""
-    rows = [r for r in ("a", "c", "c0") if any(s["row"] == r and s["speedup"] for s in summary)]
+    rows = [r for r in ("a", "c", "c0", "e") if any(s["row"] == r and s["speedup"] for s in summary)]
     cases = []
     for s in summary:
         c = (s["program"], s["pct"])
@@ -173,7 +174,8 @@ def plot(summary, outdir):
                      if (s["program"], s["pct"], s["row"]) == (p, pct, r) and s["speedup"]]
                 vals.append(f"{v[0]:.3f}" if v else "NaN")
             f.write(f"{p}@{pct}% " + " ".join(vals) + "\n")
-    titles = {"a": "no prefetch", "c": "leap + Linux readahead", "c0": "leap alone"}
+    titles = {"a": "no prefetch", "c": "leap + Linux readahead", "c0": "leap alone",
+              "e": "backend mode"}
     plots = ", ".join(
         f"'{dat}' using {i + 2}:xtic(1) title '{titles[r]}'" for i, r in enumerate(rows))
     script = f"""
