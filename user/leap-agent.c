@@ -70,7 +70,8 @@ struct opts {
 	bool keep_running; /* attach: stay up with no targets (a service) */
 	enum leap_hook hook;
 	unsigned ring_kb;
-	int kernel_ra_off; /* -1: off in backend mode, kept otherwise */
+	int kernel_ra_off; /* -1: off in backend mode into the swap cache, kept
+			      otherwise */
 	const char *backend_sock;
 	const char *backend_dev;
 	bool backend_cache_only; /* --backend-into cache */
@@ -92,7 +93,7 @@ static const struct argp_option common_opts[] = {
 	{"ringbuf-kb", OPT_RINGBUF, "KB", 0, "BPF ring buffer size (power of two)", 0},
 	{"kernel-readahead", OPT_KERNEL_RA, "keep|off", 0,
 	 "off: set vm.page-cluster=0 while running so Leap alone prefetches (restored at "
-	 "exit)",
+	 "exit; default: off with --backend into the swap cache, keep otherwise)",
 	 0},
 	{"bpf-stats", OPT_BPF_STATS, NULL, 0,
 	 "Measure BPF run time per event (bpf_enable_stats)", 0},
@@ -198,7 +199,7 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		if (!o->backend_sock != !o->backend_dev)
 			argp_error(state, "--backend and --backend-dev go together");
 		if (o->kernel_ra_off < 0)
-			o->kernel_ra_off = o->backend_sock != NULL;
+			o->kernel_ra_off = o->backend_sock && !o->backend_cache_only;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;

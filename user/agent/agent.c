@@ -379,7 +379,9 @@ static bool stream_hold(struct agent *a, const struct leap_stream *s, uint32_t t
 {
 	uint64_t prev = s->hist.last_page, gap;
 
-	if (!a->ra_pages || !s->hist.has_last)
+	/* Pushed only (--backend-into cache): no slot of ours to race for; the
+	 * kernel's readahead reads what we pushed from leap-swapd's cache. */
+	if (!a->ra_pages || !s->hist.has_last || (a->be && !a->be_swapcache))
 		return false;
 	gap = page > prev ? page - prev : prev - page;
 	return gap > 1 && gap <= (uint64_t)a->ra_pages + 1 &&
