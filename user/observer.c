@@ -191,6 +191,7 @@ static int probe_fentry(const struct btf *vmlinux, const char *read_fn, char *wh
 {
 	struct leap_observer_bpf *skel;
 	long page = sysconf(_SC_PAGESIZE);
+	struct bpf_map *m;
 	int err;
 
 	if (!vmlinux) {
@@ -209,8 +210,18 @@ static int probe_fentry(const struct btf *vmlinux, const char *read_fn, char *wh
 	}
 	set_autoload(skel, LEAP_HOOK_FENTRY, read_fn, false);
 	bpf_map__set_autocreate(skel->maps.leap_pending_task, false);
-	/* The probe copy needs no real ring. */
+	/* The probe copy needs no real ring and no real tables: preallocating
+	 * the LRU maps at full size was a third of `leap-agent run`'s start. */
 	bpf_map__set_max_entries(skel->maps.leap_events, (__u32)page);
+	bpf_object__for_each_map(m, skel->obj)
+	{
+		enum bpf_map_type t = bpf_map__type(m);
+
+		if (!bpf_map__is_internal(m) &&
+		    (t == BPF_MAP_TYPE_HASH || t == BPF_MAP_TYPE_LRU_HASH ||
+		     t == BPF_MAP_TYPE_ARRAY))
+			bpf_map__set_max_entries(m, 1);
+	}
 	g_libbpf_quiet = true;
 	err = leap_observer_bpf__load(skel);
 	if (err) {
@@ -638,6 +649,10 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 	obs->skel->rodata->leap_task_pending = obs->hook == LEAP_HOOK_TRACEPOINT;
 	bpf_map__set_autocreate(obs->skel->maps.leap_pending_task,
 				obs->hook == LEAP_HOOK_TRACEPOINT);
+	/* Its pending faults live in task storage there: leap_pending stays
+	 * empty (an LRU map is preallocated whole). */
+	if (obs->hook == LEAP_HOOK_TRACEPOINT)
+		bpf_map__set_max_entries(obs->skel->maps.leap_pending, 1);
 	obs->skel->rodata->leap_backend_dev = opts->backend_dev;
 	obs->skel->rodata->leap_agent_tgid =
 		opts->self_tgid ? opts->self_tgid : (__u32)getpid();
