@@ -14,7 +14,8 @@
 #   e     leap-agent run --backend (needs --swap backend): the engine on
 #         virtual addresses, each window process_madvise'd and its swap slots
 #         (from pagemap) pushed to leap-swapd's prefetch cache (pc=0)
-#   ec    the same with --backend-into cache: slots pushed only (pc=0)
+#   ec    the same with --backend-into cache: slots pushed only; the
+#         kernel's readahead kept (pc=3), as leap-agent does in that mode
 # Rows a, b, d run in a fresh v1 memory cgroup from tests/lib/fixture.sh;
 # agent rows let `leap-agent run --memory-limit` make its own.  Swap is a
 # preallocated file on the root filesystem (async block I/O, so Linux's
@@ -180,7 +181,7 @@ row_label()
 	off) echo "agent policy off (pc=3)" ;;
 	d) echo "oracle $ORACLE (pc=3)" ;;
 	e) echo "backend, swapcache (pc=0)" ;;
-	ec) echo "backend, cache only (pc=0)" ;;
+	ec) echo "backend, cache only (pc=3)" ;;
 	esac
 }
 
@@ -234,7 +235,7 @@ run_row()
 	local -a wlcmd
 	limit=$((FOOTPRINT_MIB * pct / 100))M
 	case $row in
-	a | c0 | e | ec) pc=0 ;;
+	a | c0 | e) pc=0 ;;
 	c) pc=$AGENT_PC ;;
 	esac
 	page_cluster_set "$pc" || return 1
