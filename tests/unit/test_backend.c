@@ -70,9 +70,12 @@ static void *fake_swapd(void *arg)
 		snprintf(f->last, sizeof(f->last), "%s", buf);
 		if (!f->reply)
 			break;
-		if (write(f->fd, f->reply, strlen(f->reply)) < 0)
-			break;
+		/* One reply per line: pipelined commands arrive together. */
+		for (char *p = buf; (p = strchr(p, '\n')); p++)
+			if (write(f->fd, f->reply, strlen(f->reply)) < 0)
+				goto out;
 	}
+out:
 	close(f->fd);
 	return NULL;
 }
@@ -164,12 +167,48 @@ static void hangup(void **state)
 	pthread_join(t, NULL);
 }
 
+/*
+ * Pushes that do not wait: the replies are read by later calls, counted,
+ * and all of them before a command that waits for its own.
+ */
+static void async_push(void **state)
+{
+	uint64_t slots[] = {5, 6}, v = 0;
+	struct backend b;
+	struct fake f = {0};
+	pthread_t t;
+	(void)state;
+
+	link_up(&b, &f, &t, "OK queued=2 dropped=0\n");
+	for (int i = 0; i < 3; i++)
+		assert_int_equal(backend_prefetch_async(&b, slots, 2), 2);
+	assert_int_equal(backend_stat(&b, "queued", &v), 0);
+	assert_int_equal(v, 2);
+	assert_int_equal(b.async_n, 0);
+	assert_int_equal(b.st.queued, 6);
+	assert_int_equal(b.st.commands, 3);
+	/* More than the ring of owed replies holds: it is emptied first. */
+	for (int i = 0; i < BACKEND_ASYNC_MAX + 6; i++)
+		assert_int_equal(backend_prefetch_async(&b, slots, 2), 2);
+	assert_true(b.async_n <= BACKEND_ASYNC_MAX);
+	assert_int_equal(backend_stat(&b, "queued", &v), 0);
+	assert_int_equal(b.st.queued, 6 + 2 * (BACKEND_ASYNC_MAX + 6));
+	/* A reply that does not add up is an error, and the link stays. */
+	f.reply = "OK queued=1 dropped=0\n";
+	assert_int_equal(backend_prefetch_async(&b, slots, 2), 2);
+	assert_int_equal(backend_stat(&b, "queued", &v), 0);
+	assert_int_equal(b.st.errors, 1);
+	assert_true(b.fd >= 0);
+	backend_close(&b);
+	pthread_join(t, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(format_prefetch), cmocka_unit_test(parse_reply),
 		cmocka_unit_test(exchange),	   cmocka_unit_test(type_evidence),
-		cmocka_unit_test(hangup),
+		cmocka_unit_test(hangup),	   cmocka_unit_test(async_push),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

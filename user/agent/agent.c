@@ -344,7 +344,10 @@ static int backend_push(struct agent *a, uint32_t tgid, uint64_t *pages, uint32_
 		prefetch_record(&a->pf, tgid, pages, k, marker);
 	else
 		issued = prefetch_advise(&a->pf, tgid, pages, k, marker);
-	rc = backend_prefetch(a->be, slots, k);
+	/* Into the swap cache the window is issued already: do not wait for
+	 * leap-swapd's count (docs/backend.md, "asynchronous push"). */
+	rc = a->be_swapcache ? backend_prefetch_async(a->be, slots, k)
+			     : backend_prefetch(a->be, slots, k);
 	if (rc < 0 && a->be->fd < 0)
 		fprintf(stderr,
 			"leap-agent: leap-swapd control socket %s: %s; backend "

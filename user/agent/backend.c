@@ -91,14 +91,11 @@ static void backend_break(struct backend *b)
 	b->st.errors++;
 }
 
-/* Sends one command line and reads the one reply line into reply. */
-static int backend_call(struct backend *b, const char *cmd, size_t len, char *reply,
-			size_t rlen)
+/* Writes a whole command line; -errno (the link closed) on failure. */
+static int backend_send(struct backend *b, const char *cmd, size_t len)
 {
-	size_t off = 0, got = 0;
+	size_t off = 0;
 
-	if (b->fd < 0)
-		return -ENOTCONN;
 	while (off < len) {
 		ssize_t w = send(b->fd, cmd + off, len - off, MSG_NOSIGNAL);
 
@@ -112,6 +109,93 @@ static int backend_call(struct backend *b, const char *cmd, size_t len, char *re
 		}
 		off += (size_t)w;
 	}
+	return 0;
+}
+
+/* Counts one reply to an asynchronous PREFETCH of m slots. */
+static void async_account(struct backend *b, const char *line, uint32_t m)
+{
+	uint64_t queued = 0, dropped = 0;
+
+	if (backend_parse_reply(line, &queued, &dropped) || queued + dropped != m) {
+		b->st.errors++; /* refused whole, or a reply that does not add up */
+		return;
+	}
+	b->st.queued += queued;
+	b->st.dropped += dropped;
+}
+
+/*
+ * Reads the replies owed for asynchronous commands: those already here
+ * (wait false), or all of them (wait true, before a command that waits for
+ * its own reply).  0, or -errno when the link broke (then closed).
+ */
+static int async_drain(struct backend *b, bool wait)
+{
+	while (b->async_n) {
+		char *nl = memchr(b->rbuf, '\n', b->rlen);
+		ssize_t r;
+
+		if (nl) {
+			size_t used = (size_t)(nl - b->rbuf) + 1;
+
+			*nl = '\0';
+			async_account(b, b->rbuf, b->async_m[b->async_head]);
+			b->async_head = (b->async_head + 1) % BACKEND_ASYNC_MAX;
+			b->async_n--;
+			memmove(b->rbuf, b->rbuf + used, b->rlen - used);
+			b->rlen -= used;
+			continue;
+		}
+		if (b->rlen == sizeof(b->rbuf) - 1) {
+			backend_break(b); /* no reply is this long */
+			return -EPROTO;
+		}
+		if (wait) {
+			struct pollfd pfd = {.fd = b->fd, .events = POLLIN};
+			int pr = poll(&pfd, 1, BACKEND_TIMEOUT_MS);
+
+			if (pr < 0 && errno == EINTR)
+				continue;
+			if (pr <= 0) {
+				int e = pr == 0 ? -ETIMEDOUT : -errno;
+
+				backend_break(b);
+				return e;
+			}
+		}
+		r = recv(b->fd, b->rbuf + b->rlen, sizeof(b->rbuf) - 1 - b->rlen,
+			 wait ? 0 : MSG_DONTWAIT);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0 && !wait && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (r <= 0) {
+			int e = r < 0 ? -errno : -ECONNRESET;
+
+			backend_break(b);
+			return e;
+		}
+		b->rlen += (size_t)r;
+	}
+	return 0;
+}
+
+/* Sends one command line and reads the one reply line into reply. */
+static int backend_call(struct backend *b, const char *cmd, size_t len, char *reply,
+			size_t rlen)
+{
+	size_t got = 0;
+	int rc;
+
+	if (b->fd < 0)
+		return -ENOTCONN;
+	/* Replies owed to asynchronous commands come first. */
+	rc = async_drain(b, true);
+	if (!rc)
+		rc = backend_send(b, cmd, len);
+	if (rc)
+		return rc;
 	for (;;) {
 		struct pollfd pfd = {.fd = b->fd, .events = POLLIN};
 		char *nl;
@@ -295,31 +379,72 @@ bool backend_confirm(struct backend *b, uint32_t tgid, uint64_t page, uint64_t d
 	return true;
 }
 
-int backend_prefetch(struct backend *b, const uint64_t *slots, uint32_t n)
+/*
+ * The PREFETCH line for the slots in range (slot 0 is the swap header; the
+ * control protocol refuses a whole batch for one bad slot) into cmd: its
+ * length, 0 when no slot is left, or -E2BIG.  *m: the slots in it.
+ */
+static long prefetch_line(struct backend *b, const uint64_t *slots, uint32_t n, char *cmd,
+			  size_t cap, uint32_t *m)
 {
-	static char cmd[BACKEND_CMD_MAX];
-	uint64_t valid[1024], queued = 0, dropped = 0;
-	char reply[BACKEND_LINE_MAX];
-	uint32_t m = 0;
+	uint64_t valid[1024];
 	size_t len;
-	int rc;
 
-	if (b->fd < 0)
-		return -ENOTCONN;
-	for (uint32_t i = 0; i < n && m < 1024; i++) {
+	*m = 0;
+	for (uint32_t i = 0; i < n && *m < 1024; i++) {
 		if (slots[i] == 0 || slots[i] >= b->dev_pages) {
 			b->st.out_of_range++;
 			continue;
 		}
-		valid[m++] = slots[i];
+		valid[(*m)++] = slots[i];
 	}
-	if (m == 0)
+	if (*m == 0)
 		return 0;
-	len = backend_format_prefetch(cmd, sizeof(cmd), valid, m);
-	if (len == 0)
-		return -E2BIG;
+	len = backend_format_prefetch(cmd, cap, valid, *m);
+	return len ? (long)len : -E2BIG;
+}
+
+int backend_prefetch_async(struct backend *b, const uint64_t *slots, uint32_t n)
+{
+	static char cmd[BACKEND_CMD_MAX];
+	uint32_t m;
+	long len;
+	int rc;
+
+	if (b->fd < 0)
+		return -ENOTCONN;
+	len = prefetch_line(b, slots, n, cmd, sizeof(cmd), &m);
+	if (len <= 0)
+		return (int)len;
+	/* Replies already here; all of them if the ring of owed ones is full. */
+	rc = async_drain(b, b->async_n == BACKEND_ASYNC_MAX);
+	if (rc)
+		return rc;
 	b->st.commands++;
-	rc = backend_call(b, cmd, len, reply, sizeof(reply));
+	rc = backend_send(b, cmd, (size_t)len);
+	if (rc)
+		return rc;
+	b->async_m[(b->async_head + b->async_n) % BACKEND_ASYNC_MAX] = m;
+	b->async_n++;
+	return (int)m;
+}
+
+int backend_prefetch(struct backend *b, const uint64_t *slots, uint32_t n)
+{
+	static char cmd[BACKEND_CMD_MAX];
+	uint64_t queued = 0, dropped = 0;
+	char reply[BACKEND_LINE_MAX];
+	uint32_t m;
+	long len;
+	int rc;
+
+	if (b->fd < 0)
+		return -ENOTCONN;
+	len = prefetch_line(b, slots, n, cmd, sizeof(cmd), &m);
+	if (len <= 0)
+		return (int)len;
+	b->st.commands++;
+	rc = backend_call(b, cmd, (size_t)len, reply, sizeof(reply));
 	if (rc)
 		return rc;
 	if (backend_parse_reply(reply, &queued, &dropped) || queued + dropped != m) {

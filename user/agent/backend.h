@@ -40,6 +40,11 @@ struct backend_note {
 	uint32_t type;
 };
 
+/* PREFETCH commands sent and not yet answered (backend_prefetch_async). */
+#define BACKEND_ASYNC_MAX 64
+/* Unread reply bytes kept between calls: a few dozen short lines. */
+#define BACKEND_RBUF 4096
+
 struct backend {
 	int fd;		    /* control socket, -1 once broken */
 	char path[108];	    /* for messages */
@@ -50,6 +55,11 @@ struct backend {
 	struct swapslot_votes votes;
 	struct backend_note *notes; /* direct-mapped by page */
 	struct backend_stats st;
+	/* Replies still owed: the slot count of each command, oldest first. */
+	uint32_t async_m[BACKEND_ASYNC_MAX];
+	uint32_t async_head, async_n;
+	char rbuf[BACKEND_RBUF]; /* reply bytes read, not yet a whole line */
+	size_t rlen;
 };
 
 /*
@@ -68,6 +78,17 @@ void backend_close(struct backend *b);
  * calls return -ENOTCONN).
  */
 int backend_prefetch(struct backend *b, const uint64_t *slots, uint32_t n);
+
+/*
+ * The same without waiting for leap-swapd's reply: the command goes out,
+ * its reply is read and counted (st.queued, st.dropped; st.errors for a
+ * refused batch) by a later call, before any command that waits.  For
+ * backend mode into the swap cache, where process_madvise has issued the
+ * window already and nobody needs the count: a round trip through
+ * leap-swapd's control thread per window delayed the agent's next event.
+ * Returns the slots sent, or -errno when the link broke.
+ */
+int backend_prefetch_async(struct backend *b, const uint64_t *slots, uint32_t n);
 
 /*
  * Remembers that pagemap showed (type, offset) for page of tgid, and, on a
