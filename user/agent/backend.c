@@ -381,16 +381,20 @@ bool backend_confirm(struct backend *b, uint32_t tgid, uint64_t page, uint64_t d
 
 /*
  * The PREFETCH line for the slots in range (slot 0 is the swap header; the
- * control protocol refuses a whole batch for one bad slot) into cmd: its
- * length, 0 when no slot is left, or -E2BIG.  *m: the slots in it.
+ * control protocol refuses a whole batch for one bad slot), in a buffer of
+ * its own: *line, and its length; 0 when no slot is left, -E2BIG, or
+ * -ENOTCONN once the link broke.  *m: the slots in it.
  */
-static long prefetch_line(struct backend *b, const uint64_t *slots, uint32_t n, char *cmd,
-			  size_t cap, uint32_t *m)
+static long prefetch_line(struct backend *b, const uint64_t *slots, uint32_t n,
+			  const char **line, uint32_t *m)
 {
+	static char cmd[BACKEND_CMD_MAX];
 	uint64_t valid[1024];
 	size_t len;
 
 	*m = 0;
+	if (b->fd < 0)
+		return -ENOTCONN;
 	for (uint32_t i = 0; i < n && *m < 1024; i++) {
 		if (slots[i] == 0 || slots[i] >= b->dev_pages) {
 			b->st.out_of_range++;
@@ -400,20 +404,18 @@ static long prefetch_line(struct backend *b, const uint64_t *slots, uint32_t n, 
 	}
 	if (*m == 0)
 		return 0;
-	len = backend_format_prefetch(cmd, cap, valid, *m);
+	len = backend_format_prefetch(cmd, sizeof(cmd), valid, *m);
+	*line = cmd;
 	return len ? (long)len : -E2BIG;
 }
 
 int backend_prefetch_async(struct backend *b, const uint64_t *slots, uint32_t n)
 {
-	static char cmd[BACKEND_CMD_MAX];
+	const char *cmd = NULL;
 	uint32_t m;
-	long len;
+	long len = prefetch_line(b, slots, n, &cmd, &m);
 	int rc;
 
-	if (b->fd < 0)
-		return -ENOTCONN;
-	len = prefetch_line(b, slots, n, cmd, sizeof(cmd), &m);
 	if (len <= 0)
 		return (int)len;
 	/* Replies already here; all of them if the ring of owed ones is full. */
@@ -431,16 +433,13 @@ int backend_prefetch_async(struct backend *b, const uint64_t *slots, uint32_t n)
 
 int backend_prefetch(struct backend *b, const uint64_t *slots, uint32_t n)
 {
-	static char cmd[BACKEND_CMD_MAX];
 	uint64_t queued = 0, dropped = 0;
 	char reply[BACKEND_LINE_MAX];
+	const char *cmd = NULL;
 	uint32_t m;
-	long len;
+	long len = prefetch_line(b, slots, n, &cmd, &m);
 	int rc;
 
-	if (b->fd < 0)
-		return -ENOTCONN;
-	len = prefetch_line(b, slots, n, cmd, sizeof(cmd), &m);
 	if (len <= 0)
 		return (int)len;
 	b->st.commands++;
