@@ -130,7 +130,9 @@ cmp_ok "$(pq --arg c "$rel" '.leap_swapin_misses.samples[] | select(.labels.cgro
 	'>' 1000 "leap_swapin_misses_total for the slice"
 is "$(pq '.leap_reaction_latency_seconds.type')" histogram "reaction latency is a histogram"
 hcount() { pq --arg c "$1" '.leap_reaction_latency_seconds.samples[] | select(.name == "leap_reaction_latency_seconds_count" and .labels.cgroup == $c) | .value | floor'; }
-cmp_ok "$(hcount "$rel/leap.service")" '>' 1000 "per target: the leap child's prefetches are in it ($(hcount "$rel/leap.service"))"
+# One sample per window issued: thousands of pages in windows of up to
+# pw_max (256) pages make some hundreds of them (781 seen at 15,448 pages).
+cmp_ok "$(hcount "$rel/leap.service")" '>' 100 "per target: the leap child's prefetches are in it ($(hcount "$rel/leap.service"))"
 is "$(hcount "$rel")" 0 "and the observing slice's histogram is empty"
 for fam in leap_faults leap_prefetched_pages leap_events_dropped leap_prefetch_accuracy_ratio \
 	leap_prefetch_coverage_ratio leap_agent_cpu_seconds leap_agent_events leap_target_info; do
