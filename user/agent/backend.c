@@ -89,6 +89,8 @@ static void backend_break(struct backend *b)
 		close(b->fd);
 	b->fd = -1;
 	b->st.errors++;
+	b->async_n = 0; /* owed replies die with the link */
+	b->rlen = 0;
 }
 
 /* Writes a whole command line; -errno (the link closed) on failure. */
@@ -126,26 +128,22 @@ static void async_account(struct backend *b, const char *line, uint32_t m)
 }
 
 /*
- * Reads the replies owed for asynchronous commands: those already here
- * (wait false), or all of them (wait true, before a command that waits for
- * its own reply).  0, or -errno when the link broke (then closed).
+ * The next whole reply line, from the bytes already read or, with wait,
+ * read now: 1 with *line NUL-terminated in b->rbuf and *used its length
+ * with the newline (line_done() drops it), 0 when none is here yet
+ * (without wait), or -errno when the link broke (then closed).
  */
-static int async_drain(struct backend *b, bool wait)
+static int next_line(struct backend *b, bool wait, char **line, size_t *used)
 {
-	while (b->async_n) {
+	for (;;) {
 		char *nl = memchr(b->rbuf, '\n', b->rlen);
 		ssize_t r;
 
 		if (nl) {
-			size_t used = (size_t)(nl - b->rbuf) + 1;
-
 			*nl = '\0';
-			async_account(b, b->rbuf, b->async_m[b->async_head]);
-			b->async_head = (b->async_head + 1) % BACKEND_ASYNC_MAX;
-			b->async_n--;
-			memmove(b->rbuf, b->rbuf + used, b->rlen - used);
-			b->rlen -= used;
-			continue;
+			*line = b->rbuf;
+			*used = (size_t)(nl - b->rbuf) + 1;
+			return 1;
 		}
 		if (b->rlen == sizeof(b->rbuf) - 1) {
 			backend_break(b); /* no reply is this long */
@@ -178,6 +176,33 @@ static int async_drain(struct backend *b, bool wait)
 		}
 		b->rlen += (size_t)r;
 	}
+}
+
+static void line_done(struct backend *b, size_t used)
+{
+	memmove(b->rbuf, b->rbuf + used, b->rlen - used);
+	b->rlen -= used;
+}
+
+/*
+ * Reads the replies owed for asynchronous commands: those already here
+ * (wait false), or all of them (wait true, before a command that waits for
+ * its own reply).  0, or -errno when the link broke (then closed).
+ */
+static int async_drain(struct backend *b, bool wait)
+{
+	while (b->async_n) {
+		char *line;
+		size_t used;
+		int rc = next_line(b, wait, &line, &used);
+
+		if (rc <= 0)
+			return rc;
+		async_account(b, line, b->async_m[b->async_head]);
+		b->async_head = (b->async_head + 1) % BACKEND_ASYNC_MAX;
+		b->async_n--;
+		line_done(b, used);
+	}
 	return 0;
 }
 
@@ -185,7 +210,8 @@ static int async_drain(struct backend *b, bool wait)
 static int backend_call(struct backend *b, const char *cmd, size_t len, char *reply,
 			size_t rlen)
 {
-	size_t got = 0;
+	char *line;
+	size_t used;
 	int rc;
 
 	if (b->fd < 0)
@@ -194,46 +220,18 @@ static int backend_call(struct backend *b, const char *cmd, size_t len, char *re
 	rc = async_drain(b, true);
 	if (!rc)
 		rc = backend_send(b, cmd, len);
-	if (rc)
+	if (!rc)
+		rc = next_line(b, true, &line, &used);
+	if (rc < 0)
 		return rc;
-	for (;;) {
-		struct pollfd pfd = {.fd = b->fd, .events = POLLIN};
-		char *nl;
-		ssize_t r;
-		int pr = poll(&pfd, 1, BACKEND_TIMEOUT_MS);
-
-		if (pr < 0 && errno == EINTR)
-			continue;
-		if (pr <= 0) {
-			backend_break(b);
-			return pr == 0 ? -ETIMEDOUT : -errno;
-		}
-		r = recv(b->fd, reply + got, rlen - 1 - got, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0) {
-			int e = r < 0 ? -errno : -ECONNRESET;
-
-			backend_break(b);
-			return e;
-		}
-		got += (size_t)r;
-		reply[got] = '\0';
-		nl = memchr(reply, '\n', got);
-		if (nl) {
-			/* One command in flight: nothing may follow the reply. */
-			if ((size_t)(nl - reply) + 1 != got) {
-				backend_break(b);
-				return -EPROTO;
-			}
-			*nl = '\0';
-			return 0;
-		}
-		if (got == rlen - 1) {
-			backend_break(b);
-			return -EPROTO;
-		}
+	/* One command in flight: nothing may follow the reply. */
+	if (used != b->rlen || used > rlen) {
+		backend_break(b);
+		return -EPROTO;
 	}
+	memcpy(reply, line, used); /* with its NUL where the newline was */
+	line_done(b, used);
+	return 0;
 }
 
 /*
@@ -433,27 +431,24 @@ int backend_prefetch_async(struct backend *b, const uint64_t *slots, uint32_t n)
 
 int backend_prefetch(struct backend *b, const uint64_t *slots, uint32_t n)
 {
-	uint64_t queued = 0, dropped = 0;
-	char reply[BACKEND_LINE_MAX];
-	const char *cmd = NULL;
-	uint32_t m;
-	long len = prefetch_line(b, slots, n, &cmd, &m);
+	uint64_t queued, errors;
 	int rc;
 
-	if (len <= 0)
-		return (int)len;
-	b->st.commands++;
-	rc = backend_call(b, cmd, (size_t)len, reply, sizeof(reply));
+	/* Owed replies first, so that the counts below are this batch's. */
+	if (b->fd >= 0 && (rc = async_drain(b, true)))
+		return rc;
+	queued = b->st.queued;
+	errors = b->st.errors;
+	rc = backend_prefetch_async(b, slots, n);
+	if (rc <= 0)
+		return rc;
+	rc = async_drain(b, true);
 	if (rc)
 		return rc;
-	if (backend_parse_reply(reply, &queued, &dropped) || queued + dropped != m) {
-		/* An ERR line: our batch was refused whole (the device shrank?). */
-		b->st.errors++;
+	/* An ERR line: our batch was refused whole (the device shrank?). */
+	if (b->st.errors != errors)
 		return -EPROTO;
-	}
-	b->st.queued += queued;
-	b->st.dropped += dropped;
-	return (int)queued;
+	return (int)(b->st.queued - queued);
 }
 
 int backend_stat(struct backend *b, const char *key, uint64_t *v)
