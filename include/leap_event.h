@@ -55,9 +55,8 @@ struct leap_event {
 #define LEAP_TGT_EVENTS	       (1u << 0) /* send events (modes leap and observe) */
 #define LEAP_TGT_THREAD_DELTAS (1u << 1) /* BPF deltas per thread, not per process */
 #define LEAP_TGT_EXACT	       (1u << 2) /* cgroup: only itself, not its descendants */
-#define LEAP_TGT_NO_WAKE                                                                 \
-	(1u << 3) /* no event wakes the reader at once (mode observe)                    \
-		   */
+/* No event wakes the reader at once (mode observe). */
+#define LEAP_TGT_NO_WAKE (1u << 3)
 
 /*
  * Value of the target maps: leap_cgroups (key: __u64 cgroup v2 id) and

@@ -871,7 +871,7 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 
 		add_u64s(o, f, sizeof(f) / sizeof(f[0]));
 	}
-	add_rates(o, &s, a->be && !a->be_swapcache);
+	add_rates(o, &s, agent_pushes_only(a));
 	json_object_object_add(o, "prefetch_via",
 			       json_object_new_string(prefetch_path(a)));
 	if (a->be) {

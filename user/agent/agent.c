@@ -384,7 +384,7 @@ static bool stream_hold(struct agent *a, const struct leap_stream *s, uint32_t t
 
 	/* Pushed only (--backend-into cache): no slot of ours to race for; the
 	 * kernel's readahead reads what we pushed from leap-swapd's cache. */
-	if (!a->ra_pages || !s->hist.has_last || (a->be && !a->be_swapcache))
+	if (!a->ra_pages || !s->hist.has_last || agent_pushes_only(a))
 		return false;
 	gap = page > prev ? page - prev : prev - page;
 	return gap > 1 && gap <= (uint64_t)a->ra_pages + 1 &&
@@ -445,7 +445,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 			"(a lower area was swapped off): pushing that type's slots\n",
 			a->be->dev, a->be->swap_type);
 	ours = ev->flags & LEAP_EV_PREFETCHED;
-	if ((ev->flags & LEAP_EV_MAJOR) && ours && a->be && !a->be_swapcache) {
+	if ((ev->flags & LEAP_EV_MAJOR) && ours && agent_pushes_only(a)) {
 		/* Pushed only: the read of a page we pushed is the hit (served
 		 * by leap-swapd's cache, or waiting for its fetch). */
 		hit = true;
@@ -460,7 +460,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 		 * page (from leap-swapd's cache); it drives the window, but the
 		 * stats count as hits only faults whose own read we served, so
 		 * coverage stays hits / major faults. */
-		if (!a->be || a->be_swapcache) {
+		if (!agent_pushes_only(a)) {
 			a->c.hits++;
 			add_stat(a, t->slot, 1, 1);
 		}

@@ -107,6 +107,13 @@ struct agent {
 	struct agent_quiet quiet[AGENT_QUIET_SLOTS]; /* by tid % AGENT_QUIET_SLOTS */
 };
 
+/* Backend mode with --backend-into cache: windows are pushed to leap-swapd
+ * only, so a hit is a fault whose read leap-swapd's cache served. */
+static inline bool agent_pushes_only(const struct agent *a)
+{
+	return a->be && !a->be_swapcache;
+}
+
 /* Sets up everything but the observer (opened by the caller). */
 int agent_init(struct agent *a, const struct agent_config *cfg);
 /* Once the observer is open: hand its prefetched-page map to the prefetcher. */
