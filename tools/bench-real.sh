@@ -219,9 +219,7 @@ if [ "$SWAP" = file ]; then
 else
 	# shellcheck source=tests/lib/backend.sh
 	. "$root/tests/lib/backend.sh"
-	# The server holds every slot the device has.
-	{ backend_init && backend_memd A 127.0.0.1:0 $((swap_mib + 64))M &&
-		backend_swapd "${swap_mib}M" --cache-pages 4096 && backend_swapon; } || {
+	backend_up_for_bench "$swap_mib" || {
 		echo "bench-real: the backend did not come up" >&2
 		exit 1
 	}

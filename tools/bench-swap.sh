@@ -209,9 +209,7 @@ if [ "$SWAP" = file ]; then
 else
 	# shellcheck source=tests/lib/backend.sh
 	. "$root/tests/lib/backend.sh"
-	# The server holds every slot the device has (no discard on this path).
-	{ backend_init && backend_memd A 127.0.0.1:0 $((swap_mib + 64))M &&
-		backend_swapd "${swap_mib}M" --cache-pages 4096 && backend_swapon; } || {
+	backend_up_for_bench "$swap_mib" || {
 		echo "bench-swap: the backend did not come up" >&2
 		exit 1
 	}
@@ -222,10 +220,23 @@ pc_orig=$(cat /proc/sys/vm/page-cluster)
 echo "rep,workload,limit_pct,limit_bytes,row,page_cluster,disturbed,exit,errors,wall_s,majflt,minflt," \
 	"fill_s,pswpin,swap_ra,swap_ra_hit,prefetched,hits,accuracy,coverage,agent_faults," \
 	"agent_swapin_misses,bpf_ns_per_fault,agent_cpu_us_per_event,reaction_p50_us," \
-	"reaction_p99_us" | tr -d ' ' >"$raw"
+	"reaction_p99_us,bk_pages_in,bk_hits,bk_prefetched,bk_unused,bk_waited" | tr -d ' ' >"$raw"
 
 failures=0
 disturbed_runs=0
+
+# leap-swapd's counters that tell how many pages crossed to leap-memd:
+# pages_in (reads through the device, cache hits included), hits, prefetched,
+# evicted_unused, waited.  Empty on file swap.
+BK_KEYS="pages_in hits prefetched evicted_unused waited"
+bk_counters()
+{
+	local k
+	[ "$SWAP" = backend ] || return 0
+	for k in $BK_KEYS; do
+		printf '%s ' "$(backend_stat "$k")"
+	done
+}
 
 # run_row REP WORKLOAD PCT ROW
 run_row()
@@ -243,7 +254,8 @@ run_row()
 		"${EXTRA_WL_ARGS[@]}")
 	[ "$row" = d ] && wlcmd+=(--oracle "$ORACLE")
 	rm -f "$out" "$err" "$ajson"
-	local in0 ra0 rh0
+	local in0 ra0 rh0 bk0
+	bk0=$(bk_counters)
 	in0=$(vmstat_get pswpin)
 	ra0=$(vmstat_get swap_ra)
 	rh0=$(vmstat_get swap_ra_hit)
@@ -271,7 +283,8 @@ run_row()
 		rc=$?
 		;;
 	esac
-	local in1 ra1 rh1
+	local in1 ra1 rh1 bk1 bkd
+	bk1=$(bk_counters)
 	in1=$(vmstat_get pswpin)
 	ra1=$(vmstat_get swap_ra)
 	rh1=$(vmstat_get swap_ra_hit)
@@ -284,6 +297,9 @@ run_row()
 	# --kernel-readahead off) may change it under us.  Such runs are kept in
 	# the raw CSV but left out of the medians.
 	local disturbed=0
+	bkd=$(paste -d, <(tr ' ' '\n' <<<"$bk1" | sed '/^$/d') <(tr ' ' '\n' <<<"$bk0" | sed '/^$/d') |
+		awk -F, '{ printf "%s%d", NR > 1 ? "," : "", $1 - $2 }')
+	[ -n "$bkd" ] || bkd=,,,,
 	[ "$(cat /proc/sys/vm/page-cluster)" = "$pc" ] || disturbed=1
 	if [ $disturbed = 1 ]; then
 		disturbed_runs=$((disturbed_runs + 1))
@@ -300,7 +316,7 @@ run_row()
 		} >>"$faillog"
 		sed 's/^/  | /' "$err" | tail -n 5 >&2
 	fi
-	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' \
+	printf '%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s,%s\n' \
 		"$rep" "$wl" "$pct" $((${limit%M} * 1048576)) "$row" "$pc" "$disturbed" "$rc" \
 		"${errors:-}" "${wall:-}" "$(json_num "$work/wl.json" majflt)" \
 		"$(json_num "$work/wl.json" minflt)" "$(json_num "$work/wl.json" fill_s)" \
@@ -309,9 +325,10 @@ run_row()
 		"$(json_num "$ajson" accuracy)" "$(json_num "$ajson" coverage)" \
 		"$(json_num "$ajson" faults)" "$(json_num "$ajson" swapin_misses)" \
 		"$(json_num "$ajson" bpf_ns_per_fault)" "$(json_num "$ajson" agent_cpu_us_per_event)" \
-		"$(json_num "$ajson" reaction_p50_us)" "$(json_num "$ajson" reaction_p99_us)" >>"$raw"
-	printf '  rep %d %-10s %3s%% %-4s wall_s=%-8s majflt=%s\n' "$rep" "$wl" "$pct" "$row" \
-		"${wall:-?}" "$(json_num "$work/wl.json" majflt)" >&2
+		"$(json_num "$ajson" reaction_p50_us)" "$(json_num "$ajson" reaction_p99_us)" "$bkd" >>"$raw"
+	printf '  rep %d %-10s %3s%% %-4s wall_s=%-8s majflt=%s%s\n' "$rep" "$wl" "$pct" "$row" \
+		"${wall:-?}" "$(json_num "$work/wl.json" majflt)" \
+		"${bk1:+ swapd(in,hit,pf,unused,wait)=$bkd}" >&2
 }
 
 nruns=$((REPS * $(wc -w <<<"$WORKLOADS") * $(wc -w <<<"$PCTS") * ${#rows[@]}))

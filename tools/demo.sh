@@ -51,8 +51,7 @@ swap_mib=$((foot_mib * 2 + 64))
 if [ "$SWAP" = backend ]; then
 	# shellcheck source=tests/lib/backend.sh
 	. "$root/tests/lib/backend.sh"
-	{ backend_init && backend_memd A 127.0.0.1:0 $((swap_mib + 64))M &&
-		backend_swapd "${swap_mib}M" --cache-pages 4096 && backend_swapon; } ||
+	backend_up_for_bench "$swap_mib" ||
 		die "the backend did not come up"
 	echo "demo: leap-memd on $A_addr (loopback, authenticated), leap-swapd on $BK_MNT," \
 		"swap on $BK_LOOP (${swap_mib} MiB)"

@@ -13,6 +13,10 @@
 #                                    control socket at $BK_CTL; sets swapd_pid
 #   backend_loop                     the loop device over the file (BK_LOOP)
 #   backend_swapon                   backend_loop, mkswap, swapon
+#   backend_up_for_bench MIB         init, one leap-memd holding every slot of a
+#                                    MIB device, leap-swapd with a 4096-page
+#                                    prefetch cache, swapon: the benches' and
+#                                    demo's set-up
 #   backend_ctl "CMD"                one control-socket command, its reply line
 #   backend_stat KEY                 one counter of leap-swapd's STATS
 #   backend_teardown                 swapoff, loop detach, daemons, unmount
@@ -158,6 +162,14 @@ backend_swapon()
 	backend_loop || return 1
 	mkswap -q "$BK_LOOP" >/dev/null || return 1
 	swapon -p 32767 "$BK_LOOP"
+}
+
+backend_up_for_bench()
+{
+	local mib=$1
+	# The server holds every slot the device has (no discard on this path).
+	backend_init && backend_memd A 127.0.0.1:0 $((mib + 64))M &&
+		backend_swapd "${mib}M" --cache-pages 4096 && backend_swapon
 }
 
 backend_ctl()

@@ -29,6 +29,7 @@ static void test_eager_eviction(void **state)
 	(void)state;
 
 	assert_int_equal(pcache_init(&c, 8), 0);
+	c.demand_fresh_ns = 0; /* test_demand_read has the skip */
 	assert_int_equal(pcache_take(&c, 5, page), 0); /* miss */
 	fetch(&c, 5, 0x55);
 	assert_null(pcache_begin(&c, 5)); /* already cached */
@@ -112,6 +113,31 @@ static void test_full(void **state)
 	assert_int_not_equal(pcache_init(&c, 0), 0);
 }
 
+/* A page just read on demand is not fetched again; a write ends that, and
+ * so does time. */
+static void test_demand_read(void **state)
+{
+	struct pcache c;
+	struct pcache_stats st;
+	(void)state;
+
+	assert_int_equal(pcache_init(&c, 8), 0);
+	assert_int_equal(pcache_take(&c, 3, page), 0); /* the kernel reads 3 */
+	assert_null(pcache_begin(&c, 3));	       /* the push comes late */
+	assert_non_null(pcache_begin(&c, 4));	       /* others are fetched */
+	pcache_end(&c, 4, true);
+	pcache_invalidate(&c, 3); /* written since: new data to prefetch */
+	fetch(&c, 3, 3);
+	assert_int_equal(pcache_take(&c, 3, page), 1);
+	assert_int_equal(pcache_take(&c, 9, page), 0);
+	c.demand_fresh_ns = 0; /* the window has passed */
+	fetch(&c, 9, 9);
+	pcache_get_stats(&c, &st);
+	assert_int_equal(st.skipped_demand, 1);
+	assert_int_equal(st.prefetched, 3);
+	pcache_fini(&c);
+}
+
 static void test_model(void **state)
 {
 	/*
@@ -128,6 +154,8 @@ static void test_model(void **state)
 	(void)state;
 
 	assert_int_equal(pcache_init(&c, 8), 0);
+	/* Every miss would bar its page for 100 ms, i.e. the whole run. */
+	c.demand_fresh_ns = 0;
 	for (int op = 0; op < 200000; op++) {
 		uint64_t pg;
 
@@ -219,6 +247,7 @@ int main(void)
 		cmocka_unit_test(test_eager_eviction),
 		cmocka_unit_test(test_invalidation),
 		cmocka_unit_test(test_full),
+		cmocka_unit_test(test_demand_read),
 		cmocka_unit_test(test_model),
 		cmocka_unit_test(test_wait_for_fetch),
 	};

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "cache.h"
 #include "leap/wire.h"
@@ -33,11 +34,13 @@ int pcache_init(struct pcache *c, uint32_t cap)
 	c->e = calloc(cap, sizeof(*c->e));
 	c->bucket = calloc(c->nbuckets, sizeof(*c->bucket));
 	c->ghost = calloc(c->nghost, sizeof(*c->ghost));
+	c->demand = calloc(c->nghost, sizeof(*c->demand));
+	c->demand_fresh_ns = PCACHE_DEMAND_FRESH_NS;
 	c->pages = mmap(NULL, (size_t)cap * PAGE, PROT_READ | PROT_WRITE,
 			MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (c->pages == MAP_FAILED)
 		c->pages = NULL;
-	if (!c->e || !c->bucket || !c->ghost || !c->pages) {
+	if (!c->e || !c->bucket || !c->ghost || !c->demand || !c->pages) {
 		pcache_fini(c);
 		return -ENOMEM;
 	}
@@ -54,6 +57,7 @@ void pcache_fini(struct pcache *c)
 	free(c->e);
 	free(c->bucket);
 	free(c->ghost);
+	free(c->demand);
 	if (c->pages)
 		munmap(c->pages, (size_t)c->cap * PAGE);
 	memset(c, 0, sizeof(*c));
@@ -122,6 +126,27 @@ static bool ghost_has(struct pcache *c, uint64_t pg)
 	return c->ghost[pg % c->nghost] == pg + 1;
 }
 
+/* Coarse is enough for a window of 100 ms and costs no syscall. */
+static int64_t coarse_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static struct pcache_demand *demand_slot(struct pcache *c, uint64_t pg)
+{
+	return &c->demand[pg % c->nghost];
+}
+
+static bool demand_fresh(struct pcache *c, uint64_t pg)
+{
+	struct pcache_demand *d = demand_slot(c, pg);
+
+	return d->pg1 == pg + 1 && coarse_ns() - d->ns < c->demand_fresh_ns;
+}
+
 int pcache_take(struct pcache *c, uint64_t pg, void *buf)
 {
 	uint32_t i;
@@ -151,7 +176,11 @@ int pcache_take(struct pcache *c, uint64_t pg, void *buf)
 			drop(c, i);
 		}
 	} else {
+		struct pcache_demand *d = demand_slot(c, pg);
+
 		c->st.misses++;
+		d->pg1 = pg + 1;
+		d->ns = coarse_ns();
 	}
 	pthread_mutex_unlock(&c->lock);
 	return hit;
@@ -162,6 +191,8 @@ void pcache_invalidate(struct pcache *c, uint64_t pg)
 	uint32_t i;
 
 	pthread_mutex_lock(&c->lock);
+	if (demand_slot(c, pg)->pg1 == pg + 1)
+		demand_slot(c, pg)->pg1 = 0;
 	i = find(c, pg);
 	if (i && E(c, i)->state == PC_FETCHING) {
 		E(c, i)->stale = 1;
@@ -179,6 +210,11 @@ uint8_t *pcache_begin(struct pcache *c, uint64_t pg)
 
 	pthread_mutex_lock(&c->lock);
 	if (find(c, pg)) {
+		pthread_mutex_unlock(&c->lock);
+		return NULL;
+	}
+	if (demand_fresh(c, pg)) {
+		c->st.skipped_demand++;
 		pthread_mutex_unlock(&c->lock);
 		return NULL;
 	}

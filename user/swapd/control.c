@@ -280,7 +280,7 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 "OK reads=%llu writes=%llu pages_in=%llu pages_out=%llu errors=%llu "
 		 "cache_pages=%u cached=%llu prefetched=%llu hits=%llu misses=%llu "
 		 "evicted_hit=%llu evicted_unused=%llu invalidated=%llu kept=%llu "
-		 "waited=%llu queued=%llu dropped=%llu queue=%llu commands=%llu "
+		 "waited=%llu skipped_demand=%llu queued=%llu dropped=%llu queue=%llu commands=%llu "
 		 "bad_commands=%llu "
 		 "resilvered=%llu under_replicated=%llu discards=%llu "
 		 "pages_discarded=%llu mr_regs=%llu mr_deregs=%llu "
@@ -292,7 +292,8 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 (unsigned long long)c.hits, (unsigned long long)c.misses,
 		 (unsigned long long)c.evicted_hit, (unsigned long long)c.evicted_unused,
 		 (unsigned long long)c.invalidated, (unsigned long long)c.kept,
-		 (unsigned long long)c.waited, (unsigned long long)queued,
+		 (unsigned long long)c.waited, (unsigned long long)c.skipped_demand,
+		 (unsigned long long)queued,
 		 (unsigned long long)dropped, (unsigned long long)qlen,
 		 (unsigned long long)ctl->commands, (unsigned long long)ctl->bad_commands,
 		 (unsigned long long)m.resilvered, (unsigned long long)m.under_replicated,
