@@ -29,7 +29,7 @@ static void test_eager_eviction(void **state)
 	(void)state;
 
 	assert_int_equal(pcache_init(&c, 8), 0);
-	c.demand_fresh_ns = 0; /* test_demand_read has the skip */
+	c.demand_fresh_ns = 0;			       /* test_demand_read has the skip */
 	assert_int_equal(pcache_take(&c, 5, page), 0); /* miss */
 	fetch(&c, 5, 0x55);
 	assert_null(pcache_begin(&c, 5)); /* already cached */

@@ -73,8 +73,8 @@ int pcache_take(struct pcache *c, uint64_t pg, void *buf);
  * demand read: the slot holds new data now). */
 void pcache_invalidate(struct pcache *c, uint64_t pg);
 /* Reserves an entry to fetch pg into; the page buffer, or NULL if pg is
- * cached, being fetched already or was read on demand just now.  Evicts the least recently inserted
- * ready entry when full; NULL if nothing can be evicted. */
+ * cached, being fetched already or was read on demand just now.  Evicts the least
+ * recently inserted ready entry when full; NULL if nothing can be evicted. */
 uint8_t *pcache_begin(struct pcache *c, uint64_t pg);
 /* Ends a fetch begun with pcache_begin: ok = the buffer holds the page. */
 void pcache_end(struct pcache *c, uint64_t pg, bool ok);

@@ -280,7 +280,8 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 "OK reads=%llu writes=%llu pages_in=%llu pages_out=%llu errors=%llu "
 		 "cache_pages=%u cached=%llu prefetched=%llu hits=%llu misses=%llu "
 		 "evicted_hit=%llu evicted_unused=%llu invalidated=%llu kept=%llu "
-		 "waited=%llu skipped_demand=%llu queued=%llu dropped=%llu queue=%llu commands=%llu "
+		 "waited=%llu skipped_demand=%llu queued=%llu dropped=%llu queue=%llu "
+		 "commands=%llu "
 		 "bad_commands=%llu "
 		 "resilvered=%llu under_replicated=%llu discards=%llu "
 		 "pages_discarded=%llu mr_regs=%llu mr_deregs=%llu "
@@ -293,14 +294,14 @@ static void cmd_stats(struct swapd_ctl *ctl, int fd)
 		 (unsigned long long)c.evicted_hit, (unsigned long long)c.evicted_unused,
 		 (unsigned long long)c.invalidated, (unsigned long long)c.kept,
 		 (unsigned long long)c.waited, (unsigned long long)c.skipped_demand,
-		 (unsigned long long)queued,
-		 (unsigned long long)dropped, (unsigned long long)qlen,
-		 (unsigned long long)ctl->commands, (unsigned long long)ctl->bad_commands,
-		 (unsigned long long)m.resilvered, (unsigned long long)m.under_replicated,
-		 (unsigned long long)s.discards, (unsigned long long)s.pages_discarded,
-		 (unsigned long long)mr.regs, (unsigned long long)mr.deregs,
-		 (unsigned long long)mr.bytes, (unsigned long long)m.fh_moves,
-		 (unsigned long long)m.fh_pins, (unsigned long long)m.peak_inflight);
+		 (unsigned long long)queued, (unsigned long long)dropped,
+		 (unsigned long long)qlen, (unsigned long long)ctl->commands,
+		 (unsigned long long)ctl->bad_commands, (unsigned long long)m.resilvered,
+		 (unsigned long long)m.under_replicated, (unsigned long long)s.discards,
+		 (unsigned long long)s.pages_discarded, (unsigned long long)mr.regs,
+		 (unsigned long long)mr.deregs, (unsigned long long)mr.bytes,
+		 (unsigned long long)m.fh_moves, (unsigned long long)m.fh_pins,
+		 (unsigned long long)m.peak_inflight);
 	/* The registration cache's line (zero-copy), if there is one. */
 	n = strlen(out);
 	if (n && out[n - 1] == '\n') {
