@@ -298,7 +298,7 @@ run_row()
 	# the raw CSV but left out of the medians.
 	local disturbed=0
 	bkd=$(paste -d, <(tr ' ' '\n' <<<"$bk1" | sed '/^$/d') <(tr ' ' '\n' <<<"$bk0" | sed '/^$/d') |
-		awk -F, '{ printf "%s%d", NR > 1 ? "," : "", $1 - $2 }')
+		awk -F, '{ printf "%s%d", (NR > 1 ? "," : ""), $1 - $2 }')
 	[ -n "$bkd" ] || bkd=,,,,
 	[ "$(cat /proc/sys/vm/page-cluster)" = "$pc" ] || disturbed=1
 	if [ $disturbed = 1 ]; then
