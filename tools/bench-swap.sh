@@ -220,15 +220,15 @@ pc_orig=$(cat /proc/sys/vm/page-cluster)
 echo "rep,workload,limit_pct,limit_bytes,row,page_cluster,disturbed,exit,errors,wall_s,majflt,minflt," \
 	"fill_s,pswpin,swap_ra,swap_ra_hit,prefetched,hits,accuracy,coverage,agent_faults," \
 	"agent_swapin_misses,bpf_ns_per_fault,agent_cpu_us_per_event,reaction_p50_us," \
-	"reaction_p99_us,bk_pages_in,bk_hits,bk_prefetched,bk_unused,bk_waited" | tr -d ' ' >"$raw"
+	"reaction_p99_us,bk_pages_in,bk_hits,bk_prefetched,bk_unused,bk_waited,bk_skipped_demand" | tr -d ' ' >"$raw"
 
 failures=0
 disturbed_runs=0
 
 # leap-swapd's counters that tell how many pages crossed to leap-memd:
 # pages_in (reads through the device, cache hits included), hits, prefetched,
-# evicted_unused, waited.  Empty on file swap.
-BK_KEYS="pages_in hits prefetched evicted_unused waited"
+# evicted_unused, waited, skipped_demand.  Empty on file swap.
+BK_KEYS="pages_in hits prefetched evicted_unused waited skipped_demand"
 bk_counters()
 {
 	local k
@@ -299,7 +299,7 @@ run_row()
 	local disturbed=0
 	bkd=$(paste -d, <(tr ' ' '\n' <<<"$bk1" | sed '/^$/d') <(tr ' ' '\n' <<<"$bk0" | sed '/^$/d') |
 		awk -F, '{ printf "%s%d", (NR > 1 ? "," : ""), $1 - $2 }')
-	[ -n "$bkd" ] || bkd=,,,,
+	[ -n "$bkd" ] || bkd=,,,,,
 	[ "$(cat /proc/sys/vm/page-cluster)" = "$pc" ] || disturbed=1
 	if [ $disturbed = 1 ]; then
 		disturbed_runs=$((disturbed_runs + 1))
@@ -328,7 +328,7 @@ run_row()
 		"$(json_num "$ajson" reaction_p50_us)" "$(json_num "$ajson" reaction_p99_us)" "$bkd" >>"$raw"
 	printf '  rep %d %-10s %3s%% %-4s wall_s=%-8s majflt=%s%s\n' "$rep" "$wl" "$pct" "$row" \
 		"${wall:-?}" "$(json_num "$work/wl.json" majflt)" \
-		"${bk1:+ swapd(in,hit,pf,unused,wait)=$bkd}" >&2
+		"${bk1:+ swapd(in,hit,pf,unused,wait,skip)=$bkd}" >&2
 }
 
 nruns=$((REPS * $(wc -w <<<"$WORKLOADS") * $(wc -w <<<"$PCTS") * ${#rows[@]}))
