@@ -151,6 +151,15 @@ cmp -s "$tmp/back" "$tmp/new"
 ok $? "a write after a prefetch: the read returns the new data"
 cmp_ok "$(stat_of invalidated)" '>=' 1 "... the cached copy was invalidated"
 
+# A page the kernel has just read on demand is not fetched again by a push
+# that comes after the read (process_madvise first, then the push).
+h0=$(stat_of prefetched)
+dd if="$mnt/swap" of=/dev/null bs=4096 skip=200 count=1 iflag=direct status=none
+send "PREFETCH 200 201" >/dev/null
+wait_stat prefetched $((h0 + 1))
+ok $? "a push of a page read just now and of one not read: one fetch"
+is "$(stat_of skipped_demand)" 1 "... the page read on demand was skipped (skipped_demand)"
+
 # Refusals.
 h0=$(stat_of prefetched)
 like "$(send "PREFETCH 4096")" "^ERR slot out of range" "slot beyond the device refused"
