@@ -231,11 +231,9 @@ disturbed_runs=0
 BK_KEYS="pages_in hits prefetched evicted_unused waited skipped_demand"
 bk_counters()
 {
-	local k
 	[ "$SWAP" = backend ] || return 0
-	for k in $BK_KEYS; do
-		printf '%s ' "$(backend_stat "$k")"
-	done
+	# shellcheck disable=SC2086 # one word per key
+	backend_stats $BK_KEYS
 }
 
 # run_row REP WORKLOAD PCT ROW
@@ -297,8 +295,9 @@ run_row()
 	# --kernel-readahead off) may change it under us.  Such runs are kept in
 	# the raw CSV but left out of the medians.
 	local disturbed=0
-	bkd=$(paste -d, <(tr ' ' '\n' <<<"$bk1" | sed '/^$/d') <(tr ' ' '\n' <<<"$bk0" | sed '/^$/d') |
-		awk -F, '{ printf "%s%d", (NR > 1 ? "," : ""), $1 - $2 }')
+	bkd=$(awk -v a="$bk0" -v b="$bk1" 'BEGIN {
+		n = split(a, x, " "); split(b, y, " ")
+		for (i = 1; i <= n; i++) printf "%s%d", (i > 1 ? "," : ""), y[i] - x[i] }')
 	[ -n "$bkd" ] || bkd=,,,,,
 	[ "$(cat /proc/sys/vm/page-cluster)" = "$pc" ] || disturbed=1
 	if [ $disturbed = 1 ]; then

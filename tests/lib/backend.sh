@@ -19,6 +19,7 @@
 #                                    demo's set-up
 #   backend_ctl "CMD"                one control-socket command, its reply line
 #   backend_stat KEY                 one counter of leap-swapd's STATS
+#   backend_stats KEY...             several, from one STATS, space-separated
 #   backend_teardown                 swapoff, loop detach, daemons, unmount
 #
 # Safety (docs/backend.md, design.md section 3): the daemons run outside any
@@ -183,4 +184,11 @@ s.sendall(sys.argv[2].encode() + b"\n"); print(s.makefile().readline().strip())'
 backend_stat()
 {
 	backend_ctl STATS | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+backend_stats()
+{
+	backend_ctl STATS | tr ' ' '\n' | awk -F= -v keys="$*" '
+		{ v[$1] = $2 }
+		END { n = split(keys, k, " "); for (i = 1; i <= n; i++) printf "%s%s", v[k[i]], (i < n ? " " : "\n") }'
 }
