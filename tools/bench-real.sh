@@ -18,6 +18,9 @@
 #   b    Linux readahead: vm.page-cluster=3, no agent      (the baseline)
 #   c    leap-agent run --policy leap, readahead kept
 #   c0   leap-agent run --policy leap --kernel-readahead off
+#   cd   leap-agent run --policy leap --kernel-readahead defer: readahead
+#        kept and every stream it serves left to it, read streams too (the
+#        default before 2026-11-26; not in the default rows)
 #   o    leap-agent run --policy observe, readahead kept (what observing
 #        alone costs; not in the default rows)
 #   e    with --swap backend: leap-agent run --backend (the engine on
@@ -152,14 +155,14 @@ esac
 	exit 2
 }
 for r in $ROWS; do
-	case $r in a | b | c | c0 | o) ;; e)
+	case $r in a | b | c | c0 | cd | o) ;; e)
 		[ "$SWAP" = backend ] || {
 			echo "bench-real: row e needs --swap backend" >&2
 			exit 2
 		}
 		;;
 	*)
-		echo "bench-real: unknown row '$r' (a b c c0 o e)" >&2
+		echo "bench-real: unknown row '$r' (a b c c0 cd o e)" >&2
 		exit 2
 		;;
 	esac
@@ -278,9 +281,10 @@ run_one()
 		page_cluster_set 3
 		wall=$(echo "$t1 - $t0" | bc -l)
 		;;
-	c | c0 | o | e)
+	c | c0 | cd | o | e)
 		local ra=keep policy=leap be=()
 		[ "$row" = c0 ] && ra=off
+		[ "$row" = cd ] && ra=defer
 		[ "$row" = o ] && policy=observe
 		[ "$row" = e ] && ra=off be=(--backend "$BK_CTL" --backend-dev "$BK_LOOP")
 		t0=$(date +%s.%N)
@@ -369,7 +373,7 @@ if [ "$BPF_STATS" = 1 ]; then
 		for pct in $PCTS; do
 			lim=$(limit_mib "$p" "$pct")
 			for row in $ROWS; do
-				case $row in c | c0 | o | e) run_one "$p" "$lim" "$row" 0 "$pct" stats || bad=1 ;; esac
+				case $row in c | c0 | cd | o | e) run_one "$p" "$lim" "$row" 0 "$pct" stats || bad=1 ;; esac
 			done
 		done
 	done

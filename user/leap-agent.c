@@ -70,8 +70,9 @@ struct opts {
 	bool keep_running; /* attach: stay up with no targets (a service) */
 	enum leap_hook hook;
 	unsigned ring_kb;
-	int kernel_ra_off; /* -1: off in backend mode into the swap cache, kept
-			      otherwise */
+	int kernel_ra_off;    /* -1: off in backend mode into the swap cache, kept
+				 otherwise */
+	bool kernel_ra_defer; /* --kernel-readahead defer */
 	const char *backend_sock;
 	const char *backend_dev;
 	bool backend_cache_only; /* --backend-into cache */
@@ -91,9 +92,12 @@ static const struct argp_option common_opts[] = {
 	{"hook", OPT_HOOK, "auto|fentry|tracepoint", 0,
 	 "Fault hooks (default auto: fentry where the kernel allows it)", 0},
 	{"ringbuf-kb", OPT_RINGBUF, "KB", 0, "BPF ring buffer size (power of two)", 0},
-	{"kernel-readahead", OPT_KERNEL_RA, "keep|off", 0,
-	 "off: set vm.page-cluster=0 while running so Leap alone prefetches (restored at "
-	 "exit; default: off with --backend into the swap cache, keep otherwise)",
+	{"kernel-readahead", OPT_KERNEL_RA, "keep|defer|off", 0,
+	 "keep: Linux's swap readahead stays on; Leap leaves the write streams it serves "
+	 "to it and prefetches past it on read streams.  defer: Leap leaves every "
+	 "stream it serves to it.  off: set vm.page-cluster=0 while running so Leap "
+	 "alone prefetches (restored at exit).  Default: off with --backend into the "
+	 "swap cache, keep otherwise",
 	 0},
 	{"bpf-stats", OPT_BPF_STATS, NULL, 0,
 	 "Measure BPF run time per event (bpf_enable_stats)", 0},
@@ -176,9 +180,13 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		o->ring_kb = (unsigned)v;
 		break;
 	case OPT_KERNEL_RA:
-		if (strcmp(arg, "keep") && strcmp(arg, "off"))
-			argp_error(state, "--kernel-readahead takes keep or off");
+		if (strcmp(arg, "keep") && strcmp(arg, "defer") && strcmp(arg, "off"))
+			argp_error(
+				state,
+				"--kernel-readahead takes keep, defer or off, not '%s'",
+				arg);
 		o->kernel_ra_off = !strcmp(arg, "off");
+		o->kernel_ra_defer = !strcmp(arg, "defer");
 		break;
 	case OPT_BPF_STATS:
 		o->bpf_stats = true;
@@ -863,6 +871,7 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 			{"late_prefetches", a->c.late},
 			{"lookaheads", a->c.lookaheads},
 			{"held_for_kernel_readahead", a->c.held_kernel_ra},
+			{"windows_beyond_kernel_readahead", a->c.beyond_kernel_ra},
 			{"quiet_sets", a->c.quiet_sets},
 			{"quiet_lifts", a->c.quiet_lifts},
 			{"prefetch_syscalls", a->pf.stats.syscalls},
@@ -1053,6 +1062,7 @@ static int cmd_attach(int argc, char **argv)
 		free(a);
 		return 1;
 	}
+	a->hold_all_kernel_ra = o.kernel_ra_defer;
 	if (o.kernel_ra_off && page_cluster_off())
 		fprintf(stderr, "leap-agent: warning: could not set vm.page-cluster\n");
 	if (guardian_start(&guard, NULL))
@@ -1201,6 +1211,7 @@ static int cmd_run(int argc, char **argv)
 		fprintf(stderr, "leap-agent: out of memory\n");
 		goto out;
 	}
+	a->hold_all_kernel_ra = o.kernel_ra_defer;
 	install_signals();
 	if (start_backend(a, &o) || start_observer(a, &o))
 		goto out;

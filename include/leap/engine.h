@@ -198,6 +198,22 @@ uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
 			    uint64_t pt, bool hit, uint64_t *out, uint32_t cap,
 			    struct leap_decision *dec);
 /*
+ * A miss at pt on a stream the kernel's own readahead serves (LEAP_FLAVOR_OURS
+ * callers; the paper has no other prefetcher): the previous access was
+ * some pages back and the pages between were read by the kernel and used
+ * (the caller checked).  Seen only where the kernel's windows end, a
+ * unit-stride stream looks like a stride of the kernel's window, and a
+ * window on that stride fetches the very pages the kernel's next readahead
+ * reads.  Here the pages between enter the history as the accesses they
+ * were (the trend becomes +-1) and count towards Chit (a prefetcher served
+ * them), and a window on a unit trend starts skip pages beyond pt, past
+ * what the kernel is reading around pt now.  Otherwise as a miss in
+ * leap_stream_access().
+ */
+uint32_t leap_stream_access_after_ra(struct leap_stream *s, const struct leap_params *p,
+				     uint64_t pt, uint64_t skip, uint64_t *out,
+				     uint32_t cap, struct leap_decision *dec);
+/*
  * A page prefetched for this stream was read again before use (reclaimed
  * under memory pressure, or overtaken): the prefetches are outrunning the
  * memory they land in.  Halves Chit and the previous window, so the next

@@ -352,6 +352,59 @@ static void test_wasted_shrinks_then_recovers(void **state)
 	assert_int_equal(d.window, 32);
 }
 
+/*
+ * A sequential stream the kernel's readahead serves reaches the engine as
+ * a miss every few pages (where the kernel's windows end).  After the
+ * kernel's readahead, the window runs on a unit trend and starts beyond
+ * the pages the kernel is reading; forwards and backwards.
+ */
+static void test_after_kernel_readahead(void **state)
+{
+	struct leap_params p = params_pw(256);
+	int64_t storage[LEAP_HSIZE_MAX];
+	struct leap_stream s;
+	struct leap_decision d;
+	uint64_t out[LEAP_PW_LIMIT];
+	uint32_t n;
+	(void)state;
+
+	/* Forwards, a miss every 5 pages (the kernel read 4 past each). */
+	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
+	leap_stream_access(&s, &p, 1000, false, out, 256, NULL);
+	n = leap_stream_access_after_ra(&s, &p, 1005, 4, out, 256, &d);
+	assert_true(d.trend_found);
+	assert_int_equal(d.trend, 1);
+	/* Four pages the kernel read count as hits: Chit 4 -> window 8. */
+	assert_int_equal(d.window, 8);
+	assert_int_equal(n, 8);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(out[i], 1010 + i);
+	/* The window's first page is the marker: a hit there goes on beyond. */
+	n = leap_stream_access(&s, &p, 1010, true, out, 256, &d);
+	assert_true(d.lookahead);
+	assert_int_equal(out[0], 1018);
+
+	/* Backwards, a miss every 4 pages, near page 0: nothing below it. */
+	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
+	leap_stream_access(&s, &p, 12, false, out, 256, NULL);
+	n = leap_stream_access_after_ra(&s, &p, 8, 3, out, 256, &d);
+	assert_int_equal(d.trend, -1);
+	assert_int_equal(n, 4);
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(out[i], 4 - i);
+	/* The skip never goes below page 0. */
+	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
+	leap_stream_access(&s, &p, 4, false, out, 256, NULL);
+	n = leap_stream_access_after_ra(&s, &p, 2, 5, out, 256, &d);
+	assert_int_equal(n, 0);
+
+	/* A stream's first access, or the same page again: a plain miss. */
+	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
+	leap_stream_access_after_ra(&s, &p, 50, 4, out, 256, &d);
+	assert_true(d.ran);
+	assert_int_equal(s.stats.misses, 1);
+}
+
 static void test_params_validation(void **state)
 {
 	struct leap_params p;
@@ -394,6 +447,7 @@ int main(void)
 		cmocka_unit_test(test_lookahead),
 		cmocka_unit_test(test_noise_offtrend),
 		cmocka_unit_test(test_wasted_shrinks_then_recovers),
+		cmocka_unit_test(test_after_kernel_readahead),
 		cmocka_unit_test(test_params_validation),
 	};
 	return cmocka_run_group_tests_name("window", tests, NULL, NULL);

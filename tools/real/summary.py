@@ -22,6 +22,7 @@ ROW_NAMES = {
     "b": "Linux readahead",
     "c": "leap + readahead",
     "c0": "leap alone",
+    "cd": "leap + readahead, every stream it serves left to it",
     "o": "observe only (no prefetch, readahead kept)",
     "e": "backend mode (leap-swapd), readahead off",
 }
@@ -120,7 +121,7 @@ def main():
                 else:
                     v = med([float(r[key]) for r in g if r[key] != ""])
                 rec[key] = v
-                vals.append(fmt.format(v) if v is not None and row in ("c", "c0", "o", "e") or key == "swapin_misses" else "")
+                vals.append(fmt.format(v) if v is not None and row in ("c", "c0", "cd", "o", "e") or key == "swapin_misses" else "")
             for k, v in ph.items():
                 rec["phase_" + k] = med(v)
                 if bph.get(k):

@@ -308,6 +308,8 @@ static int backend_push(struct agent *a, uint32_t tgid, uint64_t *pages, uint32_
 	uint32_t k = 0, no_off = 0;
 	int m, rc, issued = 0;
 
+	bool descending = n > 1 && pages[0] > pages[n - 1];
+
 	m = prefetch_swap_entries(&a->pf, tgid, pages, n, ent);
 	if (m <= 0)
 		return m;
@@ -343,7 +345,7 @@ static int backend_push(struct agent *a, uint32_t tgid, uint64_t *pages, uint32_
 	if (!a->be_swapcache)
 		prefetch_record(&a->pf, tgid, pages, k, marker);
 	else
-		issued = prefetch_advise(&a->pf, tgid, pages, k, marker);
+		issued = prefetch_advise(&a->pf, tgid, pages, k, descending, marker);
 	/* Into the swap cache the window is issued already: do not wait for
 	 * leap-swapd's count (docs/backend.md, "asynchronous push"). */
 	rc = a->be_swapcache ? backend_prefetch_async(a->be, slots, k)
@@ -361,35 +363,47 @@ static int backend_push(struct agent *a, uint32_t tgid, uint64_t *pages, uint32_
 }
 
 /*
- * Whether to hold the stream's next window back because the kernel's own
- * readahead serves the stream.  Measured (docs/bench.md, "Why leap lost on
- * real programs"): a page the program reaches while our process_madvise
- * still holds its swap slot (claimed by swapcache_prepare(), not yet in
- * the swap cache while its memcg charge reclaims) costs the faulting
- * thread a jiffy (4 ms at HZ=250) of sleep in __read_swap_cache_async()
- * (mm/swap_state.c, the -EEXIST retry), and the kernel's readahead claims
- * slots from the faulting thread.  So when readahead is on and the pages
- * between the stream's previous miss and this one are mapped (the program
- * went through them without a major fault: the kernel read them ahead),
- * its next windows would claim the very slots ours would: leave the
- * stream to the kernel.  On the tracepoint path only misses and our hits
- * reach us, so a sequential stream looks like a stride of the kernel's
- * window; the mapped gap tells it from a real stride, whose gap pages the
- * program never touches.
+ * Whether the kernel's own readahead serves the stream: readahead is on and
+ * the pages between the stream's previous miss and this one are mapped
+ * (the program went through them without a major fault: the kernel read
+ * them ahead).  On the tracepoint path only misses and our hits reach us,
+ * so a sequential stream looks like a stride of the kernel's window; the
+ * mapped gap tells it from a real stride, whose gap pages the program
+ * never touches.  Returns the gap in pages, 0 when not served.
  */
-static bool stream_hold(struct agent *a, const struct leap_stream *s, uint32_t tgid,
-			uint64_t page)
+static uint64_t kernel_ra_gap(struct agent *a, const struct leap_stream *s, uint32_t tgid,
+			      uint64_t page)
 {
 	uint64_t prev = s->hist.last_page, gap;
 
 	/* Pushed only (--backend-into cache): no slot of ours to race for; the
 	 * kernel's readahead reads what we pushed from leap-swapd's cache. */
 	if (!a->ra_pages || !s->hist.has_last || agent_pushes_only(a))
-		return false;
+		return 0;
 	gap = page > prev ? page - prev : prev - page;
-	return gap > 1 && gap <= (uint64_t)a->ra_pages + 1 &&
-	       prefetch_count_mapped(&a->pf, tgid, (page > prev ? prev : page) + 1,
-				     (uint32_t)gap - 1) == gap - 1;
+	if (gap > 1 && gap <= (uint64_t)a->ra_pages + 1 &&
+	    prefetch_count_mapped(&a->pf, tgid, (page > prev ? prev : page) + 1,
+				  (uint32_t)gap - 1) == gap - 1)
+		return gap;
+	return 0;
+}
+
+/*
+ * Whether a stream the kernel's readahead serves gets no window of ours.
+ * A write stream does (a read-modify-write fill: every page read back,
+ * dirtied and evicted again).  Measured (docs/bench-real.md, "Why leap
+ * lost on real programs"): a page the program reaches while our
+ * process_madvise still holds its swap slot (claimed by
+ * swapcache_prepare(), not yet in the swap cache while its memcg charge
+ * reclaims, and with dirty pages to evict memcg v1 reclaim waits for their
+ * write-back) costs the faulting thread a jiffy (4 ms at HZ=250) of sleep
+ * in __read_swap_cache_async() (mm/swap_state.c, the -EEXIST retry).  A
+ * read stream's charge evicts clean pages, so its window goes out beyond
+ * the kernel's (leap_stream_access_after_ra()), unless --hold-kernel-ra.
+ */
+static bool stream_hold(const struct agent *a, const struct leap_event *ev)
+{
+	return a->hold_all_kernel_ra || (ev->flags & LEAP_EV_WRITE);
 }
 
 /*
@@ -429,6 +443,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	struct leap_decision dec;
 	uint64_t page = ev->addr >> LEAP_PAGE_SHIFT;
 	bool ours, hit, hold = false;
+	uint64_t ra_gap = 0;
 	uint32_t n;
 	int rc;
 
@@ -477,11 +492,19 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 		leap_stream_wasted(s);
 	if (!hit && t->policy.params.flavor == LEAP_FLAVOR_OURS &&
 	    t->policy.mode == AGENT_MODE_LEAP) {
-		hold = stream_hold(a, s, ev->tgid, page);
+		ra_gap = kernel_ra_gap(a, s, ev->tgid, page);
+		hold = ra_gap && stream_hold(a, ev);
 		thread_quiet(a, ev, hold);
 	}
-	n = leap_stream_access(s, &t->policy.params, page, hit, cands, LEAP_PW_LIMIT,
-			       &dec);
+	/* The kernel read about as far past this miss as it did past the last
+	 * one (its window is centred on a miss, mm/swap_state.c
+	 * swap_ra_info()): ours starts beyond. */
+	if (ra_gap && !hold)
+		n = leap_stream_access_after_ra(s, &t->policy.params, page, ra_gap - 1,
+						cands, LEAP_PW_LIMIT, &dec);
+	else
+		n = leap_stream_access(s, &t->policy.params, page, hit, cands,
+				       LEAP_PW_LIMIT, &dec);
 	if (n == 0 || t->policy.mode != AGENT_MODE_LEAP)
 		return 0;
 	if (a->be ? a->be->fd < 0 || (a->be_swapcache && !a->prefetch_ok)
@@ -492,6 +515,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 		return 0;
 	}
 	a->c.lookaheads += dec.lookahead;
+	a->c.beyond_kernel_ra += ra_gap != 0;
 	if (a->be)
 		rc = backend_push(a, ev->tgid, cands, n,
 				  s->ra_armed ? s->ra_marker : UINT64_MAX);

@@ -36,19 +36,21 @@ struct agent_target {
 };
 
 struct agent_counters {
-	uint64_t events;	 /* events read from the ring */
-	uint64_t swap_faults;	 /* events fed to the engine */
-	uint64_t ignored;	 /* minor faults that were not swap faults */
-	uint64_t hits;		 /* faults on pages we prefetched */
-	uint64_t late;		 /* major faults on pages we had prefetched */
-	uint64_t lookaheads;	 /* windows issued by a hit on a marker */
-	uint64_t prefetched;	 /* pages issued */
-	uint64_t exited;	 /* processes seen gone */
-	uint64_t ambiguous;	 /* backend mode: several device reads in one fault */
-	uint64_t held_kernel_ra; /* pages not prefetched: the kernel's readahead serves
-				    the stream */
-	uint64_t quiet_sets;	 /* threads told not to wake us (leap_quiet) */
-	uint64_t quiet_lifts;	 /* ... and told to again */
+	uint64_t events;	   /* events read from the ring */
+	uint64_t swap_faults;	   /* events fed to the engine */
+	uint64_t ignored;	   /* minor faults that were not swap faults */
+	uint64_t hits;		   /* faults on pages we prefetched */
+	uint64_t late;		   /* major faults on pages we had prefetched */
+	uint64_t lookaheads;	   /* windows issued by a hit on a marker */
+	uint64_t prefetched;	   /* pages issued */
+	uint64_t exited;	   /* processes seen gone */
+	uint64_t ambiguous;	   /* backend mode: several device reads in one fault */
+	uint64_t held_kernel_ra;   /* pages not prefetched: the kernel's readahead serves
+				      the stream */
+	uint64_t beyond_kernel_ra; /* windows issued past the kernel's readahead on a
+				      read stream it serves */
+	uint64_t quiet_sets;	   /* threads told not to wake us (leap_quiet) */
+	uint64_t quiet_lifts;	   /* ... and told to again */
 };
 
 /*
@@ -95,6 +97,9 @@ struct agent {
 	uint64_t nlat;
 	bool verbose;
 	uint32_t ra_pages; /* the kernel's swap readahead reach (vm.page-cluster) */
+	/* --kernel-readahead defer: no window on any stream the kernel's
+	 * readahead serves, read streams included */
+	bool hold_all_kernel_ra;
 	/* reaction latency since start per stats slot (pid targets share 0, so
 	 * nothing goes down when one exits): counts per bucket of
 	 * agent_lat_bounds_us (the last one: +Inf), and their sum */

@@ -294,22 +294,26 @@ static uint32_t sort_unique(uint64_t *pages, uint32_t n)
 }
 
 /*
- * process_madvise for pages[0..m) of pr (sorted, unique), recorded in the
- * prefetched-page map first.  Pages issued or -errno, as prefetch_pages.
+ * The iovecs of pages[0..m) (sorted, unique): runs of consecutive pages.
+ * A descending window goes out nearest first: the kernel advises the
+ * iovecs in order and each range from its low end
+ * (mm/madvise.c madvise_willneed() -> swapin_walk_pmd_entry()), so one
+ * range of a backward stream would fetch the page the program needs last
+ * first, and the program, catching up, would fault on the slots our walk
+ * has not reached, racing it for them.  Its runs are cut into
+ * LEAP_DESC_CHUNK pages and issued from the high end down.
  */
-static int advise_pages(struct prefetcher *p, struct prefetch_proc *pr, uint32_t tgid,
-			const uint64_t *pages, uint32_t m, uint64_t marker)
+#define LEAP_DESC_CHUNK 16u
+static uint32_t build_iovecs(const uint64_t *pages, uint32_t m, bool descending,
+			     struct iovec *iov)
 {
-	struct iovec iov[LEAP_PREFETCH_MAX_PAGES], orig_len[LEAP_PREFETCH_MAX_PAGES];
-	uint64_t issued = 0;
 	uint32_t niov = 0;
-	int rc;
 
 	for (uint32_t i = 0; i < m; i++) {
-		if (niov &&
-		    (iov[niov - 1].iov_len >> PAGE_SHIFT) +
-				    ((uintptr_t)iov[niov - 1].iov_base >> PAGE_SHIFT) ==
-			    pages[i]) {
+		uint64_t len = niov ? iov[niov - 1].iov_len >> PAGE_SHIFT : 0;
+
+		if (niov && len < (descending ? LEAP_DESC_CHUNK : UINT32_MAX) &&
+		    len + ((uintptr_t)iov[niov - 1].iov_base >> PAGE_SHIFT) == pages[i]) {
 			iov[niov - 1].iov_len += 1ULL << PAGE_SHIFT;
 			continue;
 		}
@@ -317,6 +321,29 @@ static int advise_pages(struct prefetcher *p, struct prefetch_proc *pr, uint32_t
 		iov[niov].iov_len = 1ULL << PAGE_SHIFT;
 		niov++;
 	}
+	for (uint32_t i = 0; descending && i < niov / 2; i++) {
+		struct iovec t = iov[i];
+
+		iov[i] = iov[niov - 1 - i];
+		iov[niov - 1 - i] = t;
+	}
+	return niov;
+}
+
+/*
+ * process_madvise for pages[0..m) of pr (sorted, unique), recorded in the
+ * prefetched-page map first; descending: the window runs downwards.  Pages
+ * issued or -errno, as prefetch_pages.
+ */
+static int advise_pages(struct prefetcher *p, struct prefetch_proc *pr, uint32_t tgid,
+			const uint64_t *pages, uint32_t m, bool descending,
+			uint64_t marker)
+{
+	struct iovec iov[LEAP_PREFETCH_MAX_PAGES], orig_len[LEAP_PREFETCH_MAX_PAGES];
+	uint64_t issued = 0;
+	uint32_t niov = build_iovecs(pages, m, descending, iov);
+	int rc;
+
 	record_pages(p, tgid, pages, m, marker);
 	memcpy(orig_len, iov, niov * sizeof(*iov));
 	rc = advise_all(p, pr->pidfd, iov, niov, &issued);
@@ -362,6 +389,7 @@ int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_
 {
 	struct prefetch_proc *pr;
 	uint32_t m = n;
+	bool descending = n > 1 && pages[0] > pages[n - 1];
 	int err = 0;
 
 	if (n == 0)
@@ -377,7 +405,7 @@ int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_
 	}
 	if (m == 0)
 		return 0;
-	return advise_pages(p, pr, tgid, pages, m, marker);
+	return advise_pages(p, pr, tgid, pages, m, descending, marker);
 }
 
 int prefetch_swap_entries(struct prefetcher *p, uint32_t tgid, uint64_t *pages,
@@ -400,7 +428,7 @@ int prefetch_swap_entries(struct prefetcher *p, uint32_t tgid, uint64_t *pages,
 }
 
 int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
-		    uint32_t m, uint64_t marker)
+		    uint32_t m, bool descending, uint64_t marker)
 {
 	struct prefetch_proc *pr;
 	int err = 0;
@@ -413,7 +441,7 @@ int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 			p->stats.gone++;
 		return err;
 	}
-	return advise_pages(p, pr, tgid, pages, m, marker);
+	return advise_pages(p, pr, tgid, pages, m, descending, marker);
 }
 
 void prefetch_record(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,

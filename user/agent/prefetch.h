@@ -45,7 +45,8 @@ void prefetch_close(struct prefetcher *p);
  * Asks the kernel to read these pages of tgid into its swap cache, after
  * recording them in the BPF prefetched-page map (marker, if among them, is
  * flagged LEAP_PF_MARKER: a hit on it wakes the agent at once).  pages[]
- * is reordered.  Returns pages issued (>= 0), or -ESRCH when the process is
+ * is reordered; a window given in descending order goes out nearest
+ * first.  Returns pages issued (>= 0), or -ESRCH when the process is
  * gone, -EPERM when we may not touch it, -EINVAL/-ENOSYS when the kernel
  * refuses WILLNEED (caller switches to observing).
  */
@@ -68,12 +69,13 @@ int prefetch_swap_entries(struct prefetcher *p, uint32_t tgid, uint64_t *pages,
 			  uint32_t n, uint64_t *ent);
 /*
  * Step 2, one of: process_madvise for pages[0..m) (sorted, unique, already
- * filtered), recorded in the prefetched-page map as prefetch_pages does; or
+ * filtered; descending: the window ran downwards, its high end goes
+ * first), recorded in the prefetched-page map as prefetch_pages does; or
  * only record them there (their slots went to leap-swapd, whose cache
  * serves the major fault: a fault on them is the hit).
  */
 int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
-		    uint32_t m, uint64_t marker);
+		    uint32_t m, bool descending, uint64_t marker);
 void prefetch_record(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 		     uint32_t m, uint64_t marker);
 /*

@@ -73,19 +73,27 @@ void leap_stream_add_hits(struct leap_stream *s, uint32_t n)
 	s->win.chit += n;
 }
 
-uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
-			    uint64_t pt, bool hit, uint64_t *out, uint32_t cap,
-			    struct leap_decision *dec)
+/* A reloaded policy with another Hsize starts the stream afresh; the
+ * storage was sized for the table's largest Hsize. */
+static void fit_hsize(struct leap_stream *s, const struct leap_params *p)
 {
-	struct leap_decision d = {0};
 	uint32_t hsize = p->hsize < s->hist_capacity ? p->hsize : s->hist_capacity;
-	uint64_t prev;
-	bool had_prev, follows;
 
-	/* A reloaded policy with another Hsize starts the stream afresh; the
-	 * storage was sized for the table's largest Hsize. */
 	if (s->hist.size != hsize)
 		leap_stream_reset(s, hsize);
+}
+
+/*
+ * One access; skip > 0 only from leap_stream_access_after_ra(): a miss's
+ * window on a unit trend starts skip pages beyond pt.
+ */
+static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p,
+			      uint64_t pt, bool hit, uint64_t skip, uint64_t *out,
+			      uint32_t cap, struct leap_decision *dec)
+{
+	struct leap_decision d = {0};
+	uint64_t prev;
+	bool had_prev, follows;
 
 	prev = s->hist.last_page;
 	had_prev = s->hist.has_last;
@@ -139,6 +147,9 @@ uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
 		uint64_t from =
 			in_flight(s, p, pt, d.trend_found, d.trend) ? s->ra_last : pt;
 
+		if (from == pt && d.trend_found && (d.trend == 1 || d.trend == -1))
+			from = d.trend > 0 ? pt + skip : pt - (skip < pt ? skip : pt);
+
 		d.count = leap_candidates(from, d.window, d.trend_found, d.trend,
 					  s->has_latest, s->latest_trend, out, cap);
 		s->stats.prefetched += d.count;
@@ -149,6 +160,46 @@ uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
 	if (dec)
 		*dec = d;
 	return d.count;
+}
+
+uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
+			    uint64_t pt, bool hit, uint64_t *out, uint32_t cap,
+			    struct leap_decision *dec)
+{
+	fit_hsize(s, p);
+	return stream_access(s, p, pt, hit, 0, out, cap, dec);
+}
+
+uint32_t leap_stream_access_after_ra(struct leap_stream *s, const struct leap_params *p,
+				     uint64_t pt, uint64_t skip, uint64_t *out,
+				     uint32_t cap, struct leap_decision *dec)
+{
+	uint64_t prev, gap;
+	uint32_t n;
+
+	fit_hsize(s, p);
+	if (!s->hist.has_last || s->hist.last_page == pt)
+		return stream_access(s, p, pt, false, 0, out, cap, dec);
+	prev = s->hist.last_page;
+	gap = pt > prev ? pt - prev : prev - pt;
+	/* The gap pages were accesses, in order; more than a history's worth
+	 * would only push out the same delta again. */
+	for (uint64_t i = gap > s->hist.size ? gap - s->hist.size : 1; i < gap; i++)
+		leap_history_push(&s->hist, pt > prev ? pt - gap + i : pt + gap - i);
+	/* A prefetcher (the kernel's) served them: they count towards Chit. */
+	leap_stream_add_hits(s, gap - 1 > UINT32_MAX ? UINT32_MAX : (uint32_t)(gap - 1));
+	/*
+	 * Each such miss means the program caught up with our windows: the
+	 * window at least doubles (GETPREFETCHWINDOWSIZE keeps PWprev / 2).
+	 * Chit alone would restart it from the few pages the kernel read,
+	 * far fewer than the program goes through while a window is fetched.
+	 */
+	s->win.pw_prev = s->win.pw_prev >= p->pw_max ? 2 * p->pw_max : 4 * s->win.pw_prev;
+	n = stream_access(s, p, pt, false, skip, out, cap, dec);
+	/* The program goes through the pages the kernel reads now before it
+	 * reaches our marker: hits of a prefetcher, as above. */
+	leap_stream_add_hits(s, skip > UINT32_MAX ? UINT32_MAX : (uint32_t)skip);
+	return n;
 }
 
 void leap_stream_wasted(struct leap_stream *s)
