@@ -71,6 +71,37 @@ static void test_holes_and_merging(void **state)
 	munmap(buf, 16 * 4096);
 }
 
+/* Ascending windows merge into runs; descending ones go out nearest first. */
+static void test_iovec_order(void **state)
+{
+	uint64_t pages[40];
+	struct iovec iov[40];
+	uint32_t n;
+	(void)state;
+
+	for (int i = 0; i < 40; i++)
+		pages[i] = 1000 + (uint64_t)i;
+	n = prefetch_iovecs(pages, 40, false, iov);
+	assert_int_equal(n, 1);
+	assert_int_equal((uintptr_t)iov[0].iov_base, 1000ULL << 12);
+	assert_int_equal(iov[0].iov_len, 40 << 12);
+
+	n = prefetch_iovecs(pages, 40, true, iov);
+	assert_int_equal(n, 3);
+	/* 1032..1039 first (the program, going down, reaches them first),
+	 * then 1016..1031, then 1000..1015. */
+	assert_int_equal((uintptr_t)iov[0].iov_base, 1032ULL << 12);
+	assert_int_equal(iov[0].iov_len, 8 << 12);
+	assert_int_equal((uintptr_t)iov[1].iov_base, 1016ULL << 12);
+	assert_int_equal(iov[1].iov_len, LEAP_PREFETCH_DESC_CHUNK << 12);
+	assert_int_equal((uintptr_t)iov[2].iov_base, 1000ULL << 12);
+
+	/* A gap starts a new run either way. */
+	pages[20] = 2000;
+	n = prefetch_iovecs(pages, 21, false, iov);
+	assert_int_equal(n, 2);
+}
+
 static void test_dead_process(void **state)
 {
 	struct prefetcher p;
@@ -94,6 +125,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_holes_and_merging),
 		cmocka_unit_test(test_dead_process),
+		cmocka_unit_test(test_iovec_order),
 	};
 	return cmocka_run_group_tests_name("prefetch", tests, setup, NULL);
 }

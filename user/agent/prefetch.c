@@ -294,25 +294,22 @@ static uint32_t sort_unique(uint64_t *pages, uint32_t n)
 }
 
 /*
- * The iovecs of pages[0..m) (sorted, unique): runs of consecutive pages.
  * A descending window goes out nearest first: the kernel advises the
- * iovecs in order and each range from its low end
- * (mm/madvise.c madvise_willneed() -> swapin_walk_pmd_entry()), so one
- * range of a backward stream would fetch the page the program needs last
- * first, and the program, catching up, would fault on the slots our walk
- * has not reached, racing it for them.  Its runs are cut into
- * LEAP_DESC_CHUNK pages and issued from the high end down.
+ * iovecs in order and each range from its low end (mm/madvise.c
+ * madvise_willneed() -> swapin_walk_pmd_entry()), so one range of a
+ * backward stream would fetch the page the program needs last first, and
+ * the program, catching up, would fault on the slots our walk has not
+ * reached yet, racing it for them.
  */
-#define LEAP_DESC_CHUNK 16u
-static uint32_t build_iovecs(const uint64_t *pages, uint32_t m, bool descending,
-			     struct iovec *iov)
+uint32_t prefetch_iovecs(const uint64_t *pages, uint32_t m, bool descending,
+			 struct iovec *iov)
 {
 	uint32_t niov = 0;
 
 	for (uint32_t i = 0; i < m; i++) {
 		uint64_t len = niov ? iov[niov - 1].iov_len >> PAGE_SHIFT : 0;
 
-		if (niov && len < (descending ? LEAP_DESC_CHUNK : UINT32_MAX) &&
+		if (niov && len < (descending ? LEAP_PREFETCH_DESC_CHUNK : UINT32_MAX) &&
 		    len + ((uintptr_t)iov[niov - 1].iov_base >> PAGE_SHIFT) == pages[i]) {
 			iov[niov - 1].iov_len += 1ULL << PAGE_SHIFT;
 			continue;
@@ -341,7 +338,7 @@ static int advise_pages(struct prefetcher *p, struct prefetch_proc *pr, uint32_t
 {
 	struct iovec iov[LEAP_PREFETCH_MAX_PAGES], orig_len[LEAP_PREFETCH_MAX_PAGES];
 	uint64_t issued = 0;
-	uint32_t niov = build_iovecs(pages, m, descending, iov);
+	uint32_t niov = prefetch_iovecs(pages, m, descending, iov);
 	int rc;
 
 	record_pages(p, tgid, pages, m, marker);

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #define PREFETCH_FD_CACHE	64
 #define LEAP_PREFETCH_MAX_PAGES 1024 /* one engine window at most */
@@ -78,6 +79,15 @@ int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 		    uint32_t m, bool descending, uint64_t marker);
 void prefetch_record(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 		     uint32_t m, uint64_t marker);
+/*
+ * The iovecs for pages[0..m) (sorted, unique): runs of consecutive pages,
+ * in ascending order; descending (a window running downwards): runs cut
+ * into LEAP_PREFETCH_DESC_CHUNK pages, the highest first, so the pages the
+ * program reaches first are read first.  iov has room for m.  Their count.
+ */
+#define LEAP_PREFETCH_DESC_CHUNK 16u
+uint32_t prefetch_iovecs(const uint64_t *pages, uint32_t m, bool descending,
+			 struct iovec *iov);
 /*
  * How many of pages first..first+n-1 of tgid are mapped (pagemap bit 63),
  * n <= 64; 0 when unknown.
