@@ -635,13 +635,12 @@ int BPF_PROG(leap_memcg_ev, struct mem_cgroup *memcg, int item, unsigned long va
 	int pgfault = bpf_core_enum_value(enum vm_event_item, PGFAULT);
 	int pgmajfault = bpf_core_enum_value(enum vm_event_item, PGMAJFAULT);
 	int pswpin = bpf_core_enum_value(enum vm_event_item, PSWPIN);
-	int pswpout = bpf_core_enum_value(enum vm_event_item, PSWPOUT);
 	struct leap_pending *p, done;
 	__u64 id;
 	__u32 tid;
 
 	/* This fires for every memcg event system-wide: filter cheaply first. */
-	if (item != pgfault && item != pgmajfault && item != pswpin && item != pswpout)
+	if (item != pgfault && item != pgmajfault && item != pswpin)
 		return 0;
 	id = bpf_get_current_pid_tgid();
 	tid = (__u32)id;
@@ -654,12 +653,6 @@ int BPF_PROG(leap_memcg_ev, struct mem_cgroup *memcg, int item, unsigned long va
 	}
 	if (item == pswpin) {
 		p->flags |= LEAP_EV_SWAPIN_IO;
-		return 0;
-	}
-	/* mm/page_io.c swap_writepage_bdev_*() count PSWPOUT in the reclaimer's
-	 * context: the fault's own memcg reclaim wrote dirty pages. */
-	if (item == pswpout) {
-		p->flags |= LEAP_EV_SWAPOUT;
 		return 0;
 	}
 	/* PGFAULT: mm_account_fault() at the end of the completed fault. */

@@ -37,10 +37,6 @@
  * was read into the swap cache and reclaimed again before use. */
 #define LEAP_EV_WASTED (1u << 8)
 
-/* Reclaim during the fault wrote pages to swap (PSWPOUT, tracepoint path):
- * the memory cgroup is evicting dirty pages (a read-modify-write stream). */
-#define LEAP_EV_SWAPOUT (1u << 9)
-
 /* One user page fault of a watched task, sent through the ring buffer. */
 struct leap_event {
 	__u64 ts_ns;	   /* bpf_ktime_get_ns() at fault entry */

@@ -163,14 +163,6 @@ struct leap_stream {
 	uint64_t ra_marker;
 	uint64_t ra_last;
 	int64_t ra_stride;
-	/*
-	 * leap_stream_access_after_ra(): misses that caught up with our
-	 * windows less windows the program reached on time (a hit on the
-	 * marker); at LEAP_RA_OVERTAKEN_MAX the stream is the kernel's alone
-	 * for the next LEAP_RA_BACKOFF such misses.
-	 */
-	uint32_t ra_overtaken;
-	uint32_t ra_backoff;
 
 	struct leap_stream_stats stats;
 	uint32_t hist_capacity; /* slots of hist.delta storage */
@@ -216,13 +208,8 @@ uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
  * were (the trend becomes +-1) and count towards Chit (a prefetcher served
  * them), and a window on a unit trend starts skip pages beyond pt, past
  * what the kernel is reading around pt now.  Otherwise as a miss in
- * leap_stream_access().  A stream whose windows the program keeps
- * overtaking (our fetches are slower than its own faults: a read-modify-
- * write stream whose every page charged evicts a dirty one) backs off:
- * no window for LEAP_RA_BACKOFF misses.
+ * leap_stream_access().
  */
-#define LEAP_RA_OVERTAKEN_MAX 8u
-#define LEAP_RA_BACKOFF	      64u
 uint32_t leap_stream_access_after_ra(struct leap_stream *s, const struct leap_params *p,
 				     uint64_t pt, uint64_t skip, uint64_t *out,
 				     uint32_t cap, struct leap_decision *dec);

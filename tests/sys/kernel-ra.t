@@ -64,8 +64,8 @@ for pat in seq reverse; do
 		"$pat: the scan (a read stream) got windows past the kernel's"
 	pf=$(val "$pat" prefetched)
 	cmp_ok "$pf" '>' 5000 "$pat: thousands of pages prefetched"
-	cmp_ok "$(($(val "$pat" hits) * 100))" '>' "$((pf * 40))" \
-		"$pat: most of them were hit (> 40%)"
+	cmp_ok "$(($(val "$pat" hits) * 100))" '>' "$((pf * 30))" \
+		"$pat: a good share of them were hit (> 30%; measured 45-95%)"
 	cmp_ok "$(($(val "$pat" prefetch_wasted) * 100))" '<' "$((pf * 10))" \
 		"$pat: under 10% reclaimed before use"
 done

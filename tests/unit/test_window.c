@@ -398,31 +398,6 @@ static void test_after_kernel_readahead(void **state)
 	n = leap_stream_access_after_ra(&s, &p, 2, 5, out, 256, &d);
 	assert_int_equal(n, 0);
 
-	/* Overtaken again and again (no marker ever hit): the kernel's alone
-	 * for LEAP_RA_BACKOFF misses after LEAP_RA_OVERTAKEN_MAX, then ours
-	 * again. */
-	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
-	leap_stream_access(&s, &p, 100000, false, out, 256, NULL);
-	for (uint32_t i = 1; i <= LEAP_RA_OVERTAKEN_MAX + LEAP_RA_BACKOFF + 1; i++) {
-		n = leap_stream_access_after_ra(&s, &p, 100000 + 5 * i, 4, out, 256, &d);
-		if (i < LEAP_RA_OVERTAKEN_MAX || i >= LEAP_RA_OVERTAKEN_MAX + LEAP_RA_BACKOFF)
-			assert_true(n > 0);
-		else
-			assert_int_equal(n, 0);
-	}
-	/* Windows reached on time keep it ours. */
-	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
-	leap_stream_access(&s, &p, 100000, false, out, 256, NULL);
-	for (uint32_t i = 1; i <= 3 * LEAP_RA_OVERTAKEN_MAX; i++) {
-		uint64_t pt = 1000000 * i;
-
-		leap_stream_access(&s, &p, pt - 5, false, out, 256, NULL);
-		n = leap_stream_access_after_ra(&s, &p, pt, 4, out, 256, &d);
-		assert_true(n > 0);
-		leap_stream_access(&s, &p, out[0], true, out, 256, &d);
-		assert_true(d.lookahead);
-	}
-
 	/* A stream's first access, or the same page again: a plain miss. */
 	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
 	leap_stream_access_after_ra(&s, &p, 50, 4, out, 256, &d);

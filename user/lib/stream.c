@@ -22,8 +22,6 @@ void leap_stream_reset(struct leap_stream *s, uint32_t hsize)
 	s->has_latest = false;
 	s->has_anchor = false;
 	s->ra_armed = false;
-	s->ra_overtaken = 0;
-	s->ra_backoff = 0;
 }
 
 /* Remembers a strided window so a hit on its first page can extend it. */
@@ -65,8 +63,6 @@ static uint32_t lookahead(struct leap_stream *s, const struct leap_params *p,
 	d->count = n;
 	d->lookahead = true;
 	s->stats.lookaheads++;
-	if (s->ra_overtaken)
-		s->ra_overtaken--;
 	s->stats.prefetched += n;
 	arm_lookahead(s, p, out, n, s->ra_stride);
 	return n;
@@ -192,21 +188,6 @@ uint32_t leap_stream_access_after_ra(struct leap_stream *s, const struct leap_pa
 		leap_history_push(&s->hist, pt > prev ? pt - gap + i : pt + gap - i);
 	/* A prefetcher (the kernel's) served them: they count towards Chit. */
 	leap_stream_add_hits(s, gap - 1 > UINT32_MAX ? UINT32_MAX : (uint32_t)(gap - 1));
-	if (!s->ra_backoff && ++s->ra_overtaken >= LEAP_RA_OVERTAKEN_MAX) {
-		s->ra_overtaken = 0;
-		s->ra_backoff = LEAP_RA_BACKOFF;
-	}
-	if (s->ra_backoff) {
-		/* The kernel's alone for now: recorded, no window. */
-		s->ra_backoff--;
-		s->ra_armed = false;
-		leap_history_push(&s->hist, pt);
-		s->stats.accesses++;
-		s->stats.misses++;
-		if (dec)
-			*dec = (struct leap_decision){0};
-		return 0;
-	}
 	/*
 	 * Each such miss means the program caught up with our windows: the
 	 * window at least doubles (GETPREFETCHWINDOWSIZE keeps PWprev / 2).
