@@ -307,7 +307,7 @@ static int backend_push(struct agent *a, uint32_t tgid, uint64_t *pages, uint32_
 	uint64_t ent[LEAP_PW_LIMIT], slots[LEAP_PW_LIMIT];
 	uint32_t k = 0, no_off = 0;
 	int m, rc, issued = 0;
-
+	/* Before prefetch_swap_entries() sorts them. */
 	bool descending = n > 1 && pages[0] > pages[n - 1];
 
 	m = prefetch_swap_entries(&a->pf, tgid, pages, n, ent);
@@ -398,8 +398,12 @@ static uint64_t kernel_ra_gap(struct agent *a, const struct leap_stream *s, uint
  * reclaims, and with dirty pages to evict memcg v1 reclaim waits for their
  * write-back) costs the faulting thread a jiffy (4 ms at HZ=250) of sleep
  * in __read_swap_cache_async() (mm/swap_state.c, the -EEXIST retry).  A
- * read stream's charge evicts clean pages, so its window goes out beyond
- * the kernel's (leap_stream_access_after_ra()), unless --hold-kernel-ra.
+ * read stream's window goes out past the kernel's instead
+ * (leap_stream_access_after_ra(); CPython's sequential and backward scans
+ * 1.3-1.5x in their scan phase, docs/bench-real.md), unless
+ * --kernel-readahead defer.  A read-modify-write stream whose first touch
+ * is a read (Perl's vec) cannot be told from it on a kernel that maps the
+ * page writable on the read fault (docs/bench-real.md).
  */
 static bool stream_hold(const struct agent *a, const struct leap_event *ev)
 {
