@@ -8,6 +8,13 @@
 #                         $FX_STATE/agent.{out,err}; returns 0 once it logs
 #                         "attached to" (10 s at most), 1 if it died first
 #   stop_agent            SIGINT, up to 10 s to exit; returns its status
+#   require_agent_prefetch
+#                         for a test that runs a real program under
+#                         leap-agent with prefetching: bails out unless
+#                         $root/bin/leap-agent, Debian's python3 and jq are
+#                         there; skips it on a kernel without BTF or one
+#                         that refuses process_madvise(MADV_WILLNEED); sets
+#                         AGENT and PY
 # AGENT_PID is the running agent's pid.
 
 start_agent()
@@ -31,4 +38,16 @@ stop_agent()
 		sleep 0.1
 	done
 	wait "$AGENT_PID"
+}
+
+require_agent_prefetch()
+{
+	AGENT=$root/bin/leap-agent
+	PY=/usr/bin/python3
+	[ -x "$AGENT" ] || bail_out "$AGENT not built (run make)"
+	[ -x "$PY" ] || bail_out "Debian's python3 missing (make deps)"
+	command -v jq >/dev/null || bail_out "jq missing (make deps)"
+	[ -e /sys/kernel/btf/vmlinux ] || skip_all "kernel without BTF"
+	"$AGENT" status 2>/dev/null | grep -q "^process_madvise: *WILLNEED supported" ||
+		skip_all "this kernel refuses process_madvise(MADV_WILLNEED)"
 }

@@ -19,16 +19,11 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # shellcheck source=tests/lib/fixture.sh
 . "$root/tests/lib/fixture.sh"
+# shellcheck source=tests/lib/agent.sh
+. "$root/tests/lib/agent.sh"
 
 require_root
-AGENT=$root/bin/leap-agent
-PY=/usr/bin/python3
-[ -x "$AGENT" ] || bail_out "$AGENT not built (run make)"
-[ -x "$PY" ] || bail_out "Debian's python3 missing (make deps)"
-command -v jq >/dev/null || bail_out "jq missing (make deps)"
-[ -e /sys/kernel/btf/vmlinux ] || skip_all "kernel without BTF"
-"$AGENT" status 2>/dev/null | grep -q "^process_madvise: *WILLNEED supported" ||
-	skip_all "this kernel refuses process_madvise(MADV_WILLNEED)"
+require_agent_prefetch
 
 fixture_init
 tmp=$FX_STATE
