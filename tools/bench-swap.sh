@@ -16,6 +16,8 @@
 #         (from pagemap) pushed to leap-swapd's prefetch cache (pc=0)
 #   ec    the same with --backend-into cache: slots pushed only; the
 #         kernel's readahead kept (pc=3), as leap-agent does in that mode
+#   ek    row e with --kernel-readahead keep (pc=3): write streams the
+#         kernel's, read streams Leap's past it (optional)
 # Rows a, b, d run in a fresh v1 memory cgroup from tests/lib/fixture.sh;
 # agent rows let `leap-agent run --memory-limit` make its own.  Swap is a
 # preallocated file on the root filesystem (async block I/O, so Linux's
@@ -68,7 +70,7 @@ Usage: tools/bench-swap.sh [OPTION...]
   --timeout S             per-run limit in seconds (default $RUN_TIMEOUT)
   --out DIR               output directory (default bench/out)
   --swap file|backend     swap on a file on the root filesystem (default) or on
-                          leap-swapd + leap-memd (enables rows e, ec)
+                          leap-swapd + leap-memd (enables rows e, ec, ek)
   --memd-delay-us US      with --swap backend: leap-memd holds each reply US
                           microseconds (an emulated network; default 0)
 EOF
@@ -153,7 +155,7 @@ rows=()
 for r in $ROWS; do
 	case $r in
 	a | b | d) rows+=("$r") ;;
-	c | c0 | off | e | ec)
+	c | c0 | off | e | ec | ek)
 		if [ "${r#e}" != "$r" ] && [ "$SWAP" != backend ]; then
 			echo "bench-swap: row $r needs --swap backend" >&2
 			exit 1
@@ -165,7 +167,7 @@ for r in $ROWS; do
 		fi
 		;;
 	*)
-		echo "bench-swap: unknown row '$r' (a b c c0 off d e ec)" >&2
+		echo "bench-swap: unknown row '$r' (a b c c0 off d e ec ek)" >&2
 		exit 1
 		;;
 	esac
@@ -182,6 +184,7 @@ row_label()
 	d) echo "oracle $ORACLE (pc=3)" ;;
 	e) echo "backend, swapcache (pc=0)" ;;
 	ec) echo "backend, cache only (pc=3)" ;;
+	ek) echo "backend, swapcache, readahead kept (pc=3)" ;;
 	esac
 }
 
@@ -271,6 +274,7 @@ run_row()
 		case $row in
 		e) extra=(--backend "$BK_CTL" --backend-dev "$BK_LOOP") ;;
 		ec) extra=(--backend "$BK_CTL" --backend-dev "$BK_LOOP" --backend-into cache) ;;
+		ek) extra=(--backend "$BK_CTL" --backend-dev "$BK_LOOP" --kernel-readahead keep) ;;
 		esac
 		timeout --kill-after=5 "$RUN_TIMEOUT" "$AGENT" run --memory-limit "$limit" \
 			--policy "$policy" --bpf-stats "${extra[@]}" --json "$ajson" -- "${wlcmd[@]}" \
