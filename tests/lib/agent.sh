@@ -40,6 +40,7 @@ stop_agent()
 	wait "$AGENT_PID"
 }
 
+# shellcheck disable=SC2154 # root: set by the test that sources this file
 require_agent_prefetch()
 {
 	AGENT=$root/bin/leap-agent
