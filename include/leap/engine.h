@@ -207,7 +207,10 @@ uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
  * reads.  Here the pages between enter the history as the accesses they
  * were (the trend becomes +-1) and count towards Chit (a prefetcher served
  * them), and a window on a unit trend starts skip pages beyond pt, past
- * what the kernel is reading around pt now.  Otherwise as a miss in
+ * what the kernel is reading around pt now.  Such a miss means the program
+ * caught up with our windows, so the window at least doubles, and the skip
+ * pages count towards Chit once it is out (the program goes through them
+ * before it reaches our marker).  Otherwise as a miss in
  * leap_stream_access().
  */
 uint32_t leap_stream_access_after_ra(struct leap_stream *s, const struct leap_params *p,
