@@ -15,6 +15,12 @@
 #                         there; skips it on a kernel without BTF or one
 #                         that refuses process_madvise(MADV_WILLNEED); sets
 #                         AGENT and PY
+#   run_unless_oom OUT ERR CMD...
+#                         CMD, stdout in OUT and stderr in ERR, again (three
+#                         tries at most) while it ends with SIGKILL (137):
+#                         memcg v1 here sometimes OOM-kills a fast allocator
+#                         even with swap free, never counted as a result;
+#                         returns CMD's last status
 # AGENT_PID is the running agent's pid.
 
 start_agent()
@@ -51,4 +57,17 @@ require_agent_prefetch()
 	[ -e /sys/kernel/btf/vmlinux ] || skip_all "kernel without BTF"
 	"$AGENT" status 2>/dev/null | grep -q "^process_madvise: *WILLNEED supported" ||
 		skip_all "this kernel refuses process_madvise(MADV_WILLNEED)"
+}
+
+run_unless_oom()
+{
+	local out=$1 err=$2 rc try
+	shift 2
+	for try in 1 2 3; do
+		"$@" >"$out" 2>"$err"
+		rc=$?
+		[ $rc -eq 137 ] || break
+		diag "$(basename "$out"), try $try: the program was OOM-killed (memcg v1), not counted; again"
+	done
+	return $rc
 }

@@ -31,17 +31,10 @@ swap=$(swap_file_on 512) || bail_out "cannot set up a swap file"
 ok 0 "swap file $swap is on"
 page_cluster_set 3 || bail_out "cannot set vm.page-cluster"
 
-# Up to three tries: memcg v1 here sometimes OOM-kills a fast allocator
-# even with swap free (never counted as a result).
 js=$tmp/run.json
-for try in 1 2 3; do
-	"$AGENT" run --policy leap --memory-limit 64M --json "$js" -- \
-		"$PY" "$root/tools/real/pyscan.py" 80 stride:16 >"$tmp/out" 2>"$tmp/err"
-	rc=$?
-	[ $rc -eq 137 ] || break
-	diag "try $try: the program was OOM-killed (memcg v1), not counted; again"
-done
-is "$rc" 0 "the program ran to completion under leap-agent"
+run_unless_oom "$tmp/out" "$tmp/err" "$AGENT" run --policy leap --memory-limit 64M \
+	--json "$js" -- "$PY" "$root/tools/real/pyscan.py" 80 stride:16
+is "$?" 0 "the program ran to completion under leap-agent"
 like "$(cat "$tmp/out")" '"bad": 0' "every page read back had the value the fill wrote"
 
 pf=$(jq -r .prefetched "$js")
