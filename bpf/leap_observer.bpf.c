@@ -18,7 +18,8 @@
  *                user addresses) opens a pending record per thread;
  *                tp_btf/count_memcg_events, which fires in the faulting
  *                task's context while the fault is handled, marks it major
- *                (PGMAJFAULT) or as having read swap (PSWPIN) and closes it
+ *                (PGMAJFAULT), as having read swap (PSWPIN) or zero-filled
+ *                entries (SWPIN_ZERO), and closes it
  *                (PGFAULT, counted once at the end of every completed
  *                fault).  Sees every not-present fault, swap entry unknown.
  *
@@ -40,6 +41,10 @@
  *    the swap cache and had to be read, before that.
  *  - mm/page_io.c: swap_read_folio_bdev_{sync,async}() count PSWPIN with
  *    count_memcg_folio_events() when they submit the read (task context).
+ *    swap_read_folio_zeromap() fills a folio whose entries were swapped
+ *    out zero-filled (no I/O) and counts SWPIN_ZERO with
+ *    count_objcg_events() instead (zeromap since 6.12, the memcg count
+ *    since ~6.14): LEAP_EV_SWAPIN_ZERO.
  *  - mm/memcontrol.c count_memcg_events(): trace_count_memcg_events(memcg,
  *    idx, count) after updating the per-cpu counter, unless
  *    mem_cgroup_disabled().  include/trace/events/memcg.h: prototype
@@ -635,12 +640,15 @@ int BPF_PROG(leap_memcg_ev, struct mem_cgroup *memcg, int item, unsigned long va
 	int pgfault = bpf_core_enum_value(enum vm_event_item, PGFAULT);
 	int pgmajfault = bpf_core_enum_value(enum vm_event_item, PGMAJFAULT);
 	int pswpin = bpf_core_enum_value(enum vm_event_item, PSWPIN);
+	int swpin_zero = -1;
 	struct leap_pending *p, done;
 	__u64 id;
 	__u32 tid;
 
+	if (bpf_core_enum_value_exists(enum vm_event_item, SWPIN_ZERO))
+		swpin_zero = bpf_core_enum_value(enum vm_event_item, SWPIN_ZERO);
 	/* This fires for every memcg event system-wide: filter cheaply first. */
-	if (item != pgfault && item != pgmajfault && item != pswpin)
+	if (item != pgfault && item != pgmajfault && item != pswpin && item != swpin_zero)
 		return 0;
 	id = bpf_get_current_pid_tgid();
 	tid = (__u32)id;
@@ -653,6 +661,10 @@ int BPF_PROG(leap_memcg_ev, struct mem_cgroup *memcg, int item, unsigned long va
 	}
 	if (item == pswpin) {
 		p->flags |= LEAP_EV_SWAPIN_IO;
+		return 0;
+	}
+	if (item == swpin_zero) {
+		p->flags |= LEAP_EV_SWAPIN_ZERO;
 		return 0;
 	}
 	/* PGFAULT: mm_account_fault() at the end of the completed fault. */

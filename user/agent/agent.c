@@ -397,17 +397,20 @@ static uint64_t kernel_ra_gap(struct agent *a, const struct leap_stream *s, uint
  * swapcache_prepare(), not yet in the swap cache while its memcg charge
  * reclaims, and with dirty pages to evict memcg v1 reclaim waits for their
  * write-back) costs the faulting thread a jiffy (4 ms at HZ=250) of sleep
- * in __read_swap_cache_async() (mm/swap_state.c, the -EEXIST retry).  A
- * read stream's window goes out past the kernel's instead
- * (leap_stream_access_after_ra(); CPython's sequential and backward scans
- * 1.3-1.5x in their scan phase, docs/bench-real.md), unless
- * --kernel-readahead defer.  A read-modify-write stream whose first touch
- * is a read (Perl's vec) cannot be told from it on a kernel that maps the
- * page writable on the read fault (docs/bench-real.md).
+ * in __read_swap_cache_async() (mm/swap_state.c, the -EEXIST retry).
+ * So does a stream whose misses find zero-filled swap entries: the kernel
+ * fills those without I/O (zeromap), so a window hides nothing and only
+ * moves the reclaim into our process_madvise.  Perl's fill (vec() reads
+ * each page of a zeroed string before writing it) is such a stream and
+ * looks like a read stream otherwise: on 6.11+ the read fault maps the
+ * page writable, so the write takes no fault.  A read stream's window
+ * goes out past the kernel's instead (leap_stream_access_after_ra();
+ * CPython's sequential and backward scans 1.3-1.5x in their scan phase,
+ * docs/bench-real.md), unless --kernel-readahead defer.
  */
 static bool stream_hold(const struct agent *a, const struct leap_event *ev)
 {
-	return a->hold_all_kernel_ra || (ev->flags & LEAP_EV_WRITE);
+	return a->hold_all_kernel_ra || (ev->flags & (LEAP_EV_WRITE | LEAP_EV_SWAPIN_ZERO));
 }
 
 /*
@@ -490,6 +493,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 		return 0;
 	}
 	a->c.swap_faults++;
+	a->c.zero_misses += !hit && (ev->flags & LEAP_EV_SWAPIN_ZERO);
 	key = leap_key_make(t->policy.params.key, ev->cgroup_id, ev->tgid, ev->tid);
 	s = leap_table_get(&a->streams, &key, t->policy.params.hsize, ev->ts_ns);
 	if (ev->flags & LEAP_EV_WASTED)

@@ -49,6 +49,7 @@ struct agent_counters {
 				      the stream */
 	uint64_t beyond_kernel_ra; /* windows issued past the kernel's readahead on a
 				      read stream it serves */
+	uint64_t zero_misses;	   /* misses that found zero-filled swap entries */
 	uint64_t quiet_sets;	   /* threads told not to wake us (leap_quiet) */
 	uint64_t quiet_lifts;	   /* ... and told to again */
 };
