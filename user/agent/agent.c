@@ -410,7 +410,8 @@ static uint64_t kernel_ra_gap(struct agent *a, const struct leap_stream *s, uint
  */
 static bool stream_hold(const struct agent *a, const struct leap_event *ev)
 {
-	return a->hold_all_kernel_ra || (ev->flags & (LEAP_EV_WRITE | LEAP_EV_SWAPIN_ZERO));
+	return a->hold_all_kernel_ra ||
+	       (ev->flags & (LEAP_EV_WRITE | LEAP_EV_SWAPIN_ZERO));
 }
 
 /*
