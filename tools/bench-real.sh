@@ -25,7 +25,8 @@
 #        alone costs; not in the default rows)
 #   e    with --swap backend: leap-agent run --backend (the engine on
 #        addresses, each window process_madvise'd and its slots pushed to
-#        leap-swapd), readahead off
+#        leap-swapd), readahead kept (the default since 2026-11-25)
+#   e0   row e with --kernel-readahead off (backend mode's default before)
 # Rows a and b run in a v1 memory cgroup from tests/lib/fixture.sh with no
 # BPF at all; agent rows let leap-agent make its own.  Swap is a file on the
 # root filesystem (async block I/O: Linux's readahead is active), or with
@@ -76,8 +77,8 @@ usage()
 Usage: tools/bench-real.sh [OPTION...]          (root)
   --programs "P..."   among: $PROGRAMS py-seq (default: all but py-seq)
   --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
-  --rows "R..."       among a b c c0 o e (default "$ROWS"; o = observe only,
-                      e = backend mode, needs --swap backend)
+  --rows "R..."       among a b c c0 cd o e e0 (default "$ROWS"; o = observe only,
+                      e, e0 = backend mode with readahead kept, off: --swap backend)
   --reps N            interleaved repetitions, median reported (default $REPS)
   --mib N             data size of each program in MiB (default $MIB)
   --agent-arg ARG     extra leap-agent run argument (repeatable)
@@ -155,14 +156,14 @@ esac
 	exit 2
 }
 for r in $ROWS; do
-	case $r in a | b | c | c0 | cd | o) ;; e)
+	case $r in a | b | c | c0 | cd | o) ;; e | e0)
 		[ "$SWAP" = backend ] || {
-			echo "bench-real: row e needs --swap backend" >&2
+			echo "bench-real: row $r needs --swap backend" >&2
 			exit 2
 		}
 		;;
 	*)
-		echo "bench-real: unknown row '$r' (a b c c0 cd o e)" >&2
+		echo "bench-real: unknown row '$r' (a b c c0 cd o e e0)" >&2
 		exit 2
 		;;
 	esac
@@ -281,12 +282,13 @@ run_one()
 		page_cluster_set 3
 		wall=$(echo "$t1 - $t0" | bc -l)
 		;;
-	c | c0 | cd | o | e)
+	c | c0 | cd | o | e | e0)
 		local ra=keep policy=leap be=()
 		[ "$row" = c0 ] && ra=off
 		[ "$row" = cd ] && ra=defer
 		[ "$row" = o ] && policy=observe
-		[ "$row" = e ] && ra=off be=(--backend "$BK_CTL" --backend-dev "$BK_LOOP")
+		[[ $row == e* ]] && be=(--backend "$BK_CTL" --backend-dev "$BK_LOOP")
+		[ "$row" = e0 ] && ra=off
 		t0=$(date +%s.%N)
 		timeout --kill-after=10 "$RUN_TIMEOUT" "$AGENT" run --policy "$policy" \
 			--kernel-readahead "$ra" --memory-limit "${lim}M" "${bpf_stats[@]}" \

@@ -70,8 +70,7 @@ struct opts {
 	bool keep_running; /* attach: stay up with no targets (a service) */
 	enum leap_hook hook;
 	unsigned ring_kb;
-	int kernel_ra_off;    /* -1: off in backend mode into the swap cache, kept
-				 otherwise */
+	bool kernel_ra_off;   /* --kernel-readahead off */
 	bool kernel_ra_defer; /* --kernel-readahead defer */
 	const char *backend_sock;
 	const char *backend_dev;
@@ -93,11 +92,11 @@ static const struct argp_option common_opts[] = {
 	 "Fault hooks (default auto: fentry where the kernel allows it)", 0},
 	{"ringbuf-kb", OPT_RINGBUF, "KB", 0, "BPF ring buffer size (power of two)", 0},
 	{"kernel-readahead", OPT_KERNEL_RA, "keep|defer|off", 0,
-	 "keep: Linux's swap readahead stays on; Leap leaves the write streams it serves "
-	 "to it and prefetches past it on read streams.  defer: Leap leaves every "
+	 "keep: Linux's swap readahead stays on; Leap leaves the streams it serves to it "
+	 "when they write or find zero-filled swap entries, and prefetches past it on "
+	 "other read streams.  defer: Leap leaves every "
 	 "stream it serves to it.  off: set vm.page-cluster=0 while running so Leap "
-	 "alone prefetches (restored at exit).  Default: off with --backend into the "
-	 "swap cache, keep otherwise",
+	 "alone prefetches (restored at exit).  Default: keep",
 	 0},
 	{"bpf-stats", OPT_BPF_STATS, NULL, 0,
 	 "Measure BPF run time per event (bpf_enable_stats)", 0},
@@ -206,8 +205,6 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case ARGP_KEY_END:
 		if (!o->backend_sock != !o->backend_dev)
 			argp_error(state, "--backend and --backend-dev go together");
-		if (o->kernel_ra_off < 0)
-			o->kernel_ra_off = o->backend_sock && !o->backend_cache_only;
 		break;
 	default:
 		return ARGP_ERR_UNKNOWN;
@@ -1038,7 +1035,7 @@ static int cmd_attach(int argc, char **argv)
 		kids,
 		NULL,
 		NULL};
-	struct opts o = {.policy = -1, .kernel_ra_off = -1};
+	struct opts o = {.policy = -1};
 	struct guardian guard = {0};
 	struct agent_config cfg;
 	struct agent *a;
@@ -1144,7 +1141,7 @@ static int cmd_run(int argc, char **argv)
 		kids,
 		NULL,
 		NULL};
-	struct opts o = {.policy = -1, .kernel_ra_off = -1};
+	struct opts o = {.policy = -1};
 	struct agent_config cfg;
 	struct agent_policy pol;
 	struct guardian guard = {0};

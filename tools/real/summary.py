@@ -24,7 +24,8 @@ ROW_NAMES = {
     "c0": "leap alone",
     "cd": "leap + readahead, every stream it serves left to it",
     "o": "observe only (no prefetch, readahead kept)",
-    "e": "backend mode (leap-swapd), readahead off",
+    "e": "backend mode (leap-swapd), readahead kept",
+    "e0": "backend mode (leap-swapd), readahead off",
 }
 METRICS = [
     ("swapin_misses", "misses", "{:.0f}"),
@@ -121,7 +122,7 @@ def main():
                 else:
                     v = med([float(r[key]) for r in g if r[key] != ""])
                 rec[key] = v
-                vals.append(fmt.format(v) if v is not None and row in ("c", "c0", "cd", "o", "e") or key == "swapin_misses" else "")
+                vals.append(fmt.format(v) if v is not None and row in ("c", "c0", "cd", "o", "e", "e0") or key == "swapin_misses" else "")
             for k, v in ph.items():
                 rec["phase_" + k] = med(v)
                 if bph.get(k):
