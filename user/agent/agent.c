@@ -376,9 +376,7 @@ static uint64_t kernel_ra_gap(struct agent *a, const struct leap_stream *s, uint
 {
 	uint64_t prev = s->hist.last_page, gap;
 
-	/* Pushed only (--backend-into cache): no slot of ours to race for; the
-	 * kernel's readahead reads what we pushed from leap-swapd's cache. */
-	if (!a->ra_pages || !s->hist.has_last || agent_pushes_only(a))
+	if (!a->ra_pages || !s->hist.has_last)
 		return 0;
 	gap = page > prev ? page - prev : prev - page;
 	if (gap > 1 && gap <= (uint64_t)a->ra_pages + 1 &&
@@ -502,7 +500,11 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	if (!hit && t->policy.params.flavor == LEAP_FLAVOR_OURS &&
 	    t->policy.mode == AGENT_MODE_LEAP) {
 		ra_gap = kernel_ra_gap(a, s, ev->tgid, page);
-		hold = ra_gap && stream_hold(a, ev);
+		/* Pushed only (--backend-into cache): no slot of ours to race
+		 * for, the kernel's readahead reads what we pushed from
+		 * leap-swapd's cache: never held, but the window still goes
+		 * past the kernel's reach on the stream's real trend. */
+		hold = ra_gap && !agent_pushes_only(a) && stream_hold(a, ev);
 		thread_quiet(a, ev, hold);
 	}
 	/* The kernel read about as far past this miss as it did past the last
