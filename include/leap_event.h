@@ -38,7 +38,8 @@
 #define LEAP_EV_WASTED (1u << 8)
 /* The fault's swap-in (or its readahead) found zero-filled entries, which
  * the kernel fills without I/O (SWPIN_ZERO, mm/page_io.c
- * swap_read_folio_zeromap(), 6.14+; tracepoint path only). */
+ * swap_read_folio_zeromap(); counted per memcg since ~6.14; tracepoint
+ * path only). */
 #define LEAP_EV_SWAPIN_ZERO (1u << 9)
 
 /* One user page fault of a watched task, sent through the ring buffer. */
