@@ -84,7 +84,14 @@ _fx_guardian_start()
 		trap - EXIT
 		trap '' HUP INT TERM
 		exec </dev/null >/dev/null
-		tail --pid="$main" -s 0.2 -f /dev/null
+		# Until the test is gone or a zombie.  Run by bare prove, the
+		# test stays a zombie until prove reaps it, which prove does only
+		# at EOF on the test's stderr, which we hold (tail --pid waited
+		# for ever there).  A builtin read: no fork per poll.
+		local st
+		while read -r st 2>/dev/null <"/proc/$main/stat" && [[ ${st##*) } != Z* ]]; do
+			sleep 0.2
+		done
 		if [ -d "$FX_STATE" ]; then
 			echo "# fixture: test $main died, tearing down its fixtures" >&2
 			fixture_teardown
