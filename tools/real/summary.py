@@ -158,7 +158,7 @@ def main():
 
 def plot(summary, outdir):
     """Speedup over Linux readahead per program and limit, one bar per row."""
-    rows = [r for r in ("a", "c", "c0", "e") if any(s["row"] == r and s["speedup"] for s in summary)]
+    rows = [r for r in ("a", "c", "c0", "e", "e0") if any(s["row"] == r and s["speedup"] for s in summary)]
     cases = []
     for s in summary:
         c = (s["program"], s["pct"])
@@ -177,7 +177,7 @@ def plot(summary, outdir):
                 vals.append(f"{v[0]:.3f}" if v else "NaN")
             f.write(f"{p}@{pct}% " + " ".join(vals) + "\n")
     titles = {"a": "no prefetch", "c": "leap + Linux readahead", "c0": "leap alone",
-              "e": "backend mode"}
+              "e": "backend mode", "e0": "backend mode, readahead off"}
     plots = ", ".join(
         f"'{dat}' using {i + 2}:xtic(1) title '{titles[r]}'" for i, r in enumerate(rows))
     script = f"""
