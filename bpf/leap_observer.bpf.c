@@ -210,6 +210,23 @@ struct {
 	__type(value, __u32); /* LEAP_PF_* */
 } leap_prefetched SEC(".maps");
 
+/* The agent's windows whose process_madvise returned (include/leap_event.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LEAP_ISSUED_WINDOWS);
+	__type(key, __u32);  /* window, as in leap_prefetched's value */
+	__type(value, __u8); /* 1 */
+} leap_issued SEC(".maps");
+
+/* Whether a recorded page was issued (include/leap_event.h). */
+static __always_inline bool pf_issued(__u32 pflags)
+{
+	__u32 window = pflags >> LEAP_PF_WINDOW_SHIFT;
+
+	return (pflags & LEAP_PF_ISSUED) ||
+	       (window && bpf_map_lookup_elem(&leap_issued, &window));
+}
+
 /* Last faulting page of each stream, for leap_event.delta. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -495,7 +512,7 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 		flags |= LEAP_EV_PREFETCHED;
 		marker = pflags & LEAP_PF_MARKER;
 		bpf_map_delete_elem(&leap_prefetched, &pk);
-		if ((flags & LEAP_EV_MAJOR) && (pflags & LEAP_PF_ISSUED)) {
+		if ((flags & LEAP_EV_MAJOR) && pf_issued(pflags)) {
 			flags |= LEAP_EV_WASTED;
 			if (st)
 				__sync_fetch_and_add(&st->prefetch_wasted, 1);

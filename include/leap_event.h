@@ -139,8 +139,18 @@ struct leap_pf_key {
  * late prefetch (the program got there first); after it, the page was
  * reclaimed before use: wasted.
  */
-#define LEAP_PF_ISSUED	    (1u << 1)
-#define LEAP_PREFETCHED_MAX 262144
+#define LEAP_PF_ISSUED (1u << 1)
+/*
+ * The agent's window that recorded the page, in the value's bits from
+ * LEAP_PF_WINDOW_SHIFT (30 bits, wrapping, never 0; 0: never issued).  The
+ * page counts as issued (as LEAP_PF_ISSUED) once the agent has put its
+ * window in leap_issued: one map update per process_madvise instead of one
+ * per page.  The newest LEAP_ISSUED_WINDOWS windows are remembered, far
+ * more than the prefetched-page map can hold pages of.
+ */
+#define LEAP_PF_WINDOW_SHIFT 2
+#define LEAP_ISSUED_WINDOWS  65536
+#define LEAP_PREFETCHED_MAX  262144
 
 #define LEAP_PIN_DIR "/sys/fs/bpf/leap"
 

@@ -972,6 +972,8 @@ int leap_observer_map_fd(const struct leap_observer *obs, const char *name)
 		return bpf_map__fd(obs->skel->maps.leap_owner);
 	if (!strcmp(name, "prefetched"))
 		return bpf_map__fd(obs->skel->maps.leap_prefetched);
+	if (!strcmp(name, "issued"))
+		return bpf_map__fd(obs->skel->maps.leap_issued);
 	if (!strcmp(name, "leaves"))
 		return bpf_map__fd(obs->skel->maps.leap_leaves);
 	if (!strcmp(name, "match"))

@@ -55,4 +55,17 @@ cmp_ok "$held" '>' 500 "the sequential fill was left to the kernel's readahead"
 cmp_ok "$(jq -r .quiet_sets "$js")" '>=' 1 "the fill's thread stopped waking the agent"
 cmp_ok "$(jq -r .quiet_lifts "$js")" '>=' 1 "the strided scan woke it again"
 
+# The count itself: a scan whose windows, once in the swap cache, are
+# reclaimed by squeezing the cgroup's limit before the program gets there
+# (tests/sys/helpers/squeeze-scan.py).  Each fault on one is a page the
+# kernel had accepted (its window is in leap_issued) read again: wasted.
+js2=$tmp/squeeze.json
+run_unless_oom "$tmp/out2" "$tmp/err2" "$AGENT" run --policy leap --memory-limit 64M \
+	--json "$js2" -- "$PY" "$here/helpers/squeeze-scan.py" 32
+is "$?" 0 "the squeezed scan ran to completion under leap-agent"
+like "$(cat "$tmp/out2")" '"bad": 0' "... with every byte intact"
+diag "squeezed: prefetched $(jq -r .prefetched "$js2") wasted $(jq -r .prefetch_wasted "$js2")"
+cmp_ok "$(jq -r .prefetch_wasted "$js2")" '>' 100 \
+	"prefetched pages reclaimed before use are counted as wasted"
+
 done_testing

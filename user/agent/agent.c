@@ -69,6 +69,7 @@ void agent_attach_observer(struct agent *a, struct leap_observer *obs)
 {
 	a->obs = obs;
 	a->pf.prefetched_fd = leap_observer_map_fd(obs, "prefetched");
+	a->pf.issued_fd = leap_observer_map_fd(obs, "issued");
 	leaves_init(&a->leaves, leap_observer_map_fd(obs, "leaves"),
 		    leap_observer_map_fd(obs, "match"));
 }

@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -51,12 +52,37 @@ static ssize_t sys_process_madvise(int pidfd, const struct iovec *iov, size_t n,
 	return syscall(SYS_process_madvise, pidfd, iov, n, advice, 0);
 }
 
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* process_madvise, its CPU and wall time added to the stats. */
+static ssize_t timed_madvise(struct prefetcher *p, int pidfd, const struct iovec *iov,
+			     size_t n)
+{
+	uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID),
+		 wall0 = clock_ns(CLOCK_MONOTONIC);
+	ssize_t done = sys_process_madvise(pidfd, iov, n, MADV_WILLNEED);
+	int e = errno;
+
+	p->stats.madvise_wall_ns += clock_ns(CLOCK_MONOTONIC) - wall0;
+	p->stats.madvise_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	p->stats.syscalls++;
+	errno = e;
+	return done;
+}
+
 void prefetch_init(struct prefetcher *p, int prefetched_map_fd, bool use_pagemap)
 {
 	memset(p, 0, sizeof(*p));
 	for (int i = 0; i < PREFETCH_FD_CACHE; i++)
 		p->procs[i].pidfd = p->procs[i].pagemap_fd = -1;
 	p->prefetched_fd = prefetched_map_fd;
+	p->issued_fd = -1;
 	p->use_pagemap = use_pagemap;
 }
 
@@ -194,9 +220,8 @@ static int advise_all(struct prefetcher *p, int pidfd, struct iovec *iov, size_t
 
 	while (at < n) {
 		size_t batch = n - at < IOV_MAX ? n - at : IOV_MAX;
-		ssize_t done = sys_process_madvise(pidfd, iov + at, batch, MADV_WILLNEED);
+		ssize_t done = timed_madvise(p, pidfd, iov + at, batch);
 
-		p->stats.syscalls++;
 		if (done < 0) {
 			int e = errno;
 
@@ -231,54 +256,88 @@ static int advise_all(struct prefetcher *p, int pidfd, struct iovec *iov, size_t
 	return 0;
 }
 
-/* Adds pages[0..n) of tgid to the BPF prefetched-page map, in one call. */
+/*
+ * Adds pages[0..n) of tgid to the BPF prefetched-page map, tagged with
+ * their window (LEAP_PF_WINDOW_SHIFT; 0: never issued), in one BPF_MAP_UPDATE_BATCH where
+ * the kernel has it (5.6+).  A batch stops at the first key it cannot
+ * update (the map full) and says how many it did (kernel/bpf/syscall.c
+ * generic_map_update_batch()): that page is skipped.  Without batches,
+ * one call per page.
+ */
 static void record_pages(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
-			 uint32_t n, uint64_t marker)
+			 uint32_t n, uint64_t marker, uint32_t window)
 {
 	struct leap_pf_key keys[LEAP_PREFETCH_MAX_PAGES];
-	__u32 vals[LEAP_PREFETCH_MAX_PAGES], count;
+	__u32 vals[LEAP_PREFETCH_MAX_PAGES];
+	uint32_t at = 0;
 
 	if (p->prefetched_fd < 0 || n == 0)
 		return;
 	if (n > LEAP_PREFETCH_MAX_PAGES)
 		n = LEAP_PREFETCH_MAX_PAGES;
-	count = n;
 	for (uint32_t i = 0; i < n; i++) {
 		keys[i] = (struct leap_pf_key){.tgid = tgid, .page = pages[i]};
-		vals[i] = pages[i] == marker ? LEAP_PF_MARKER : 0;
+		vals[i] = window << LEAP_PF_WINDOW_SHIFT |
+			  (pages[i] == marker ? LEAP_PF_MARKER : 0);
 	}
-	if (bpf_map_update_batch(p->prefetched_fd, keys, vals, &count, NULL) == 0)
-		return;
-	/* Batch operations need 5.6; one by one works everywhere. */
-	for (uint32_t i = 0; i < n; i++)
-		if (bpf_map_update_elem(p->prefetched_fd, &keys[i], &vals[i], BPF_ANY))
+	while (at < n && !p->no_batch) {
+		__u32 count = n - at;
+
+		if (bpf_map_update_batch(p->prefetched_fd, keys + at, vals + at, &count,
+					 NULL) == 0)
+			return;
+		/* 524: the kernel's ENOTSUPP, a map type without batches */
+		if (errno == EINVAL || errno == EOPNOTSUPP || errno == 524) {
+			p->no_batch = true;
+			break;
+		}
+		p->stats.map_errors++;
+		at += count + 1;
+	}
+	for (; at < n; at++)
+		if (bpf_map_update_elem(p->prefetched_fd, &keys[at], &vals[at], BPF_ANY))
 			p->stats.map_errors++;
 }
 
 /*
- * After process_madvise, one range's pages in the BPF prefetched-page map:
- * a range the kernel refused comes back out; one it accepted is marked
- * LEAP_PF_ISSUED (its pages are in the swap cache: from now on a major
- * fault on one means it was reclaimed before use).  Marking updates only
- * pages still in the map: a fault may have taken one out already, and
- * re-adding it would count a later fault as ours.
+ * After process_madvise: pages of ranges the kernel refused (iov_len 0 in
+ * done[]) come back out of the prefetched-page map (rare, one by one); the
+ * accepted ones are in the swap cache, so from now on a major fault on one
+ * means it was reclaimed before use.  That is one update for the whole
+ * window: it goes into leap_issued.  Marking each page instead cost
+ * one bpf() call per prefetched page (1-1.5 us of the agent's CPU per
+ * event), and BPF_MAP_UPDATE_BATCH cannot do it: its elem_flags take only
+ * BPF_F_LOCK, so it cannot leave out the pages a fault took out meanwhile
+ * (BPF_EXIST), and adding those back would count a later fault as ours.
  */
-static void settle_range(struct prefetcher *p, uint32_t tgid, const struct iovec *r,
-			 bool accepted, uint64_t marker)
+static void settle_pages(struct prefetcher *p, uint32_t tgid, const struct iovec *asked,
+			 const struct iovec *done, uint32_t niov, uint64_t issued)
 {
-	uint64_t first = (uintptr_t)r->iov_base >> PAGE_SHIFT;
+	__u8 one = 1;
 
 	if (p->prefetched_fd < 0)
 		return;
-	for (uint64_t k = 0; k < r->iov_len >> PAGE_SHIFT; k++) {
-		struct leap_pf_key key = {.tgid = tgid, .page = first + k};
-		__u32 v = LEAP_PF_ISSUED | (first + k == marker ? LEAP_PF_MARKER : 0);
+	for (uint32_t i = 0; i < niov; i++) {
+		uint64_t first = (uintptr_t)asked[i].iov_base >> PAGE_SHIFT;
 
-		if (accepted)
-			bpf_map_update_elem(p->prefetched_fd, &key, &v, BPF_EXIST);
-		else
+		for (uint64_t k = 0;
+		     !done[i].iov_len && k < asked[i].iov_len >> PAGE_SHIFT; k++) {
+			struct leap_pf_key key = {.tgid = tgid, .page = first + k};
+
 			bpf_map_delete_elem(p->prefetched_fd, &key);
+		}
 	}
+	if (issued && p->issued_fd >= 0 &&
+	    bpf_map_update_elem(p->issued_fd, &p->window, &one, BPF_ANY))
+		p->stats.map_errors++;
+}
+
+/* A new window number for the prefetched-page map: 30 bits, never 0. */
+static void next_window(struct prefetcher *p)
+{
+	p->window = (p->window + 1) & (UINT32_MAX >> LEAP_PF_WINDOW_SHIFT);
+	if (p->window == 0)
+		p->window = 1;
 }
 
 /* Sorts pages[0..n) and drops duplicates; the new count. */
@@ -341,11 +400,11 @@ static int advise_pages(struct prefetcher *p, struct prefetch_proc *pr, uint32_t
 	uint32_t niov = prefetch_iovecs(pages, m, descending, iov);
 	int rc;
 
-	record_pages(p, tgid, pages, m, marker);
+	next_window(p);
+	record_pages(p, tgid, pages, m, marker, p->window);
 	memcpy(orig_len, iov, niov * sizeof(*iov));
 	rc = advise_all(p, pr->pidfd, iov, niov, &issued);
-	for (uint32_t i = 0; i < niov; i++)
-		settle_range(p, tgid, &orig_len[i], iov[i].iov_len != 0, marker);
+	settle_pages(p, tgid, orig_len, iov, niov, issued);
 	if (rc == -ESRCH) {
 		p->stats.gone++;
 		prefetch_forget(p, tgid);
@@ -444,7 +503,8 @@ int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 void prefetch_record(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 		     uint32_t m, uint64_t marker)
 {
-	record_pages(p, tgid, pages, m, marker);
+	/* Pushed to leap-swapd only: a major fault on one is the hit. */
+	record_pages(p, tgid, pages, m, marker, 0);
 	p->stats.issued += m;
 }
 

@@ -22,6 +22,13 @@ struct prefetch_stats {
 	uint64_t gone;	      /* ESRCH: process exited */
 	uint64_t denied;      /* EPERM / EACCES */
 	uint64_t map_errors;  /* prefetched-map updates that failed */
+	/*
+	 * Time inside process_madvise itself: the kernel's work for the
+	 * window (allocating and charging the pages, reclaim when the memcg
+	 * is at its limit, submitting the reads), apart from the agent's own.
+	 */
+	uint64_t madvise_cpu_ns;  /* the agent thread's CPU time */
+	uint64_t madvise_wall_ns; /* wall time */
 };
 
 struct prefetch_proc {
@@ -35,7 +42,10 @@ struct prefetch_proc {
 struct prefetcher {
 	struct prefetch_proc procs[PREFETCH_FD_CACHE];
 	int prefetched_fd; /* BPF leap_prefetched map, -1: none (tests) */
+	int issued_fd;	   /* BPF leap_issued map, -1: none */
+	uint32_t window;   /* the newest window recorded (LEAP_PF_WINDOW_SHIFT) */
 	bool use_pagemap;
+	bool no_batch; /* the kernel has no BPF_MAP_UPDATE_BATCH (< 5.6) */
 	uint64_t clock;
 	struct prefetch_stats stats;
 };

@@ -441,6 +441,14 @@ static void prom_agent(FILE *f, json_object *ag)
 	mode[0] = (struct prom_label){"mode", "system"};
 	prom_sample(f, "leap_agent_cpu_seconds_total", mode, 1,
 		    json_object_get_double(jget(ag, "cpu_system_s")));
+	if (jget(ag, "prefetch_syscall_cpu_s")) {
+		prom_family(f, "leap_agent_prefetch_syscall_cpu_seconds_total", "counter",
+			    "Agent CPU time spent inside process_madvise (the kernel's "
+			    "work for the windows: page allocation, memcg charge and "
+			    "reclaim, read submission); part of the system mode.");
+		prom_sample(f, "leap_agent_prefetch_syscall_cpu_seconds_total", NULL, 0,
+			    json_object_get_double(jget(ag, "prefetch_syscall_cpu_s")));
+	}
 	if (progs) {
 		prom_family(
 			f, "leap_bpf_run_seconds_total", "counter",
