@@ -21,6 +21,9 @@
 #   cd   leap-agent run --policy leap --kernel-readahead defer: readahead
 #        kept and every stream it serves left to it, read streams too (the
 #        default before 2026-11-26; not in the default rows)
+#   cn   row c with --cold-behind 0: pages behind sequential streams are
+#        left to reclaim (the default before 2026-11-25; not in the default
+#        rows)
 #   o    leap-agent run --policy observe, readahead kept (what observing
 #        alone costs; not in the default rows)
 #   e    with --swap backend: leap-agent run --backend (the engine on
@@ -77,7 +80,8 @@ usage()
 Usage: tools/bench-real.sh [OPTION...]          (root)
   --programs "P..."   among: $PROGRAMS py-seq (default: all but py-seq)
   --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
-  --rows "R..."       among a b c c0 cd o e e0 (default "$ROWS"; o = observe only,
+  --rows "R..."       among a b c c0 cd cn o e e0 (default "$ROWS"; o = observe only,
+                      cn = row c with --cold-behind 0,
                       e, e0 = backend mode with readahead kept, off: --swap backend)
   --reps N            interleaved repetitions, median reported (default $REPS)
   --mib N             data size of each program in MiB (default $MIB)
@@ -156,14 +160,14 @@ esac
 	exit 2
 }
 for r in $ROWS; do
-	case $r in a | b | c | c0 | cd | o) ;; e | e0)
+	case $r in a | b | c | c0 | cd | cn | o) ;; e | e0)
 		[ "$SWAP" = backend ] || {
 			echo "bench-real: row $r needs --swap backend" >&2
 			exit 2
 		}
 		;;
 	*)
-		echo "bench-real: unknown row '$r' (a b c c0 cd o e e0)" >&2
+		echo "bench-real: unknown row '$r' (a b c c0 cd cn o e e0)" >&2
 		exit 2
 		;;
 	esac
@@ -282,16 +286,17 @@ run_one()
 		page_cluster_set 3
 		wall=$(echo "$t1 - $t0" | bc -l)
 		;;
-	c | c0 | cd | o | e | e0)
-		local ra=keep policy=leap be=()
+	c | c0 | cd | cn | o | e | e0)
+		local ra=keep policy=leap be=() cold=()
 		[ "$row" = c0 ] && ra=off
 		[ "$row" = cd ] && ra=defer
 		[ "$row" = o ] && policy=observe
+		[ "$row" = cn ] && cold=(--cold-behind 0)
 		[[ $row == e* ]] && be=(--backend "$BK_CTL" --backend-dev "$BK_LOOP")
 		[ "$row" = e0 ] && ra=off
 		t0=$(date +%s.%N)
 		timeout --kill-after=10 "$RUN_TIMEOUT" "$AGENT" run --policy "$policy" \
-			--kernel-readahead "$ra" --memory-limit "${lim}M" "${bpf_stats[@]}" \
+			--kernel-readahead "$ra" --memory-limit "${lim}M" "${bpf_stats[@]}" "${cold[@]}" \
 			"${be[@]}" --json "$js" "${AGENT_ARGS[@]}" -- "${cmd[@]}" >"$out" 2>"$err"
 		rc=$?
 		t1=$(date +%s.%N)
@@ -376,7 +381,7 @@ if [ "$BPF_STATS" = 1 ]; then
 		for pct in $PCTS; do
 			lim=$(limit_mib "$p" "$pct")
 			for row in $ROWS; do
-				case $row in c | c0 | cd | o | e) run_one "$p" "$lim" "$row" 0 "$pct" stats || bad=1 ;; esac
+				case $row in c | c0 | cd | cn | o | e) run_one "$p" "$lim" "$row" 0 "$pct" stats || bad=1 ;; esac
 			done
 		done
 	done

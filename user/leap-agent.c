@@ -57,6 +57,7 @@ enum {
 	OPT_KEEP_RUNNING,
 	OPT_CGROUP_EXACT,
 	OPT_METRICS_TEXTFILE,
+	OPT_COLD_BEHIND,
 };
 
 struct opts {
@@ -79,7 +80,8 @@ struct opts {
 	bool bpf_stats;
 	bool verbose;
 	uint64_t mem_limit;
-	int policy; /* -1: from config */
+	int policy;	  /* -1: from config */
+	long cold_behind; /* --cold-behind; -1: from config */
 	const char *json_path;
 	bool json;
 	double interval;
@@ -97,6 +99,11 @@ static const struct argp_option common_opts[] = {
 	 "other read streams.  defer: Leap leaves every "
 	 "stream it serves to it.  off: set vm.page-cluster=0 while running so Leap "
 	 "alone prefetches (restored at exit).  Default: keep",
+	 0},
+	{"cold-behind", OPT_COLD_BEHIND, "PAGES", 0,
+	 "Give MADV_COLD to the pages a sequential stream went past PAGES pages ago, so "
+	 "that reclaim takes them before pages still to be used (Leap's eager "
+	 "eviction); 0: never.  Overrides the policy file's cold_behind.  Default 256",
 	 0},
 	{"bpf-stats", OPT_BPF_STATS, NULL, 0,
 	 "Measure BPF run time per event (bpf_enable_stats)", 0},
@@ -186,6 +193,15 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 				arg);
 		o->kernel_ra_off = !strcmp(arg, "off");
 		o->kernel_ra_defer = !strcmp(arg, "defer");
+		break;
+	case OPT_COLD_BEHIND:
+		v = strtoul(arg, &end, 10);
+		if (!*arg || *end || v > (1u << 20))
+			argp_error(state,
+				   "--cold-behind takes a page count up to 1048576 (0: "
+				   "off), not '%s'",
+				   arg);
+		o->cold_behind = (long)v;
 		break;
 	case OPT_BPF_STATS:
 		o->bpf_stats = true;
@@ -490,6 +506,8 @@ static json_object *state_targets(struct agent *a)
 		json_object_object_add(t, "stream",
 				       json_object_new_string(leap_stream_key_name(
 					       tg->policy.params.key)));
+		json_object_object_add(t, "cold_behind",
+				       json_object_new_int((int)tg->policy.cold_behind));
 		json_object_object_add(t, "stats_slot",
 				       json_object_new_int((int)tg->slot));
 		if (cg) {
@@ -546,6 +564,7 @@ static json_object *state_agent(struct agent *a)
 		{"prefetched", a->c.prefetched},
 		{"prefetch_syscalls", a->pf.stats.syscalls},
 		{"prefetch_not_swapped", a->pf.stats.not_swapped},
+		{"cold_behind_pages", a->pf.stats.cold_pages},
 		{"processes_exited", a->c.exited},
 	};
 
@@ -632,18 +651,27 @@ static void log_cb(void *ctx, enum leap_log_level level, const char *msg)
 		fprintf(stderr, "leap-agent: %s\n", msg);
 }
 
+/* What the command line sets over every policy of the file. */
+static void apply_overrides(const struct opts *o, struct agent_config *cfg)
+{
+	if (o->cold_behind < 0)
+		return;
+	cfg->def.cold_behind = (uint32_t)o->cold_behind;
+	for (int i = 0; i < cfg->ncgroups; i++)
+		cfg->cgroups[i].policy.cold_behind = (uint32_t)o->cold_behind;
+}
+
 static int load_config(const struct opts *o, struct agent_config *cfg)
 {
 	char err[1024];
 
 	if (!o->config_path) {
 		agent_config_default(cfg);
-		return 0;
-	}
-	if (agent_config_load(o->config_path, cfg, err, sizeof(err))) {
+	} else if (agent_config_load(o->config_path, cfg, err, sizeof(err))) {
 		fprintf(stderr, "leap-agent: %s\n", err);
 		return -1;
 	}
+	apply_overrides(o, cfg);
 	return 0;
 }
 
@@ -879,6 +907,7 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 			{"quiet_lifts", a->c.quiet_lifts},
 			{"prefetch_syscalls", a->pf.stats.syscalls},
 			{"prefetch_not_swapped", a->pf.stats.not_swapped},
+			{"cold_behind_pages", a->pf.stats.cold_pages},
 		};
 
 		add_u64s(o, f, sizeof(f) / sizeof(f[0]));
@@ -1002,6 +1031,7 @@ static void event_loop(struct agent *a, pid_t child, int *child_status,
 					"policy: %s\n",
 					err);
 			} else {
+				apply_overrides(o, &fresh);
 				agent_apply_config(a, &fresh);
 				fprintf(stderr, "leap-agent: reloaded %s\n",
 					o->config_path);
@@ -1050,7 +1080,7 @@ static int cmd_attach(int argc, char **argv)
 		kids,
 		NULL,
 		NULL};
-	struct opts o = {.policy = -1};
+	struct opts o = {.policy = -1, .cold_behind = -1};
 	struct guardian guard = {0};
 	struct agent_config cfg;
 	struct agent *a;
@@ -1156,7 +1186,7 @@ static int cmd_run(int argc, char **argv)
 		kids,
 		NULL,
 		NULL};
-	struct opts o = {.policy = -1};
+	struct opts o = {.policy = -1, .cold_behind = -1};
 	struct agent_config cfg;
 	struct agent_policy pol;
 	struct guardian guard = {0};

@@ -117,6 +117,33 @@ uint32_t leap_window_next(struct leap_window *w, const struct leap_params *p,
 uint32_t leap_candidates(uint64_t pt, uint32_t pw, bool has_trend, int64_t trend,
 			 bool has_latest, int64_t latest, uint64_t *out, uint32_t cap);
 
+/* ---- Pages a stream is done with ---------------------------------------- */
+
+/*
+ * Leap evicts a prefetched page eagerly once it has been used.  On a stock
+ * kernel the agent can only advise: pages a sequential stream (+-1 page per
+ * step) went past some pages ago get MADV_COLD, so that reclaim takes them
+ * before the pages still to be used.  This tracks, per stream, the first
+ * page not handed out yet; the pages are handed out once, in runs of at
+ * least `chunk`, `lag` pages behind the stream.
+ */
+struct leap_behind {
+	uint64_t next; /* first page not handed out, in the stream's direction */
+	int dir;       /* +1 or -1 */
+	bool armed;
+};
+
+/* A move farther than this (or backwards) starts the tracking afresh. */
+#define LEAP_BEHIND_JUMP 4096u
+
+/*
+ * The stream reached pt going dir (+1, -1; anything else disarms).
+ * Returns how many pages, from *first upwards, the stream is now done
+ * with (0 if fewer than chunk are).
+ */
+uint32_t leap_behind_advance(struct leap_behind *b, uint64_t pt, int dir, uint32_t lag,
+			     uint32_t chunk, uint64_t *first);
+
 /* ---- One stream: history + window + trend memory ----------------------- */
 
 struct leap_stream_stats {
@@ -163,6 +190,7 @@ struct leap_stream {
 	uint64_t ra_marker;
 	uint64_t ra_last;
 	int64_t ra_stride;
+	struct leap_behind behind; /* pages it went past (agent: MADV_COLD) */
 
 	struct leap_stream_stats stats;
 	uint32_t hist_capacity; /* slots of hist.delta storage */

@@ -41,17 +41,18 @@ page_cluster_set 3 || bail_out "cannot set vm.page-cluster"
 run()
 {
 	local name=$1 ra=$2 pat=$3
+	shift 3 # the rest: more leap-agent run options
 	local -a prog=("$PY" "$root/tools/real/pyscan.py" 128 "$pat") hook=()
 	# SWPIN_ZERO reaches the agent on the tracepoint path only.
 	[ "$pat" = perl ] && prog=(perl "$root/tools/real/perlscan.pl" 128 8) hook=(--hook tracepoint)
-	run_unless_oom "$tmp/$name.out" "$tmp/$name.err" "$AGENT" run --policy leap "${hook[@]}" \
+	run_unless_oom "$tmp/$name.out" "$tmp/$name.err" "$AGENT" run --policy leap "${hook[@]}" "$@" \
 		--kernel-readahead "$ra" --memory-limit 64M --json "$tmp/$name.json" -- \
 		"${prog[@]}"
 	is "$?" 0 "$name: the program ran to completion under leap-agent"
 	like "$(cat "$tmp/$name.out")" '"bad": 0' "$name: every page read back had the value the fill wrote"
 	diag "$name: $(jq -c '{swapin_misses, prefetched, hits, prefetch_wasted,
 		held_for_kernel_readahead, windows_beyond_kernel_readahead,
-		zero_filled_misses}' "$tmp/$name.json")"
+		zero_filled_misses, cold_behind_pages}' "$tmp/$name.json")"
 }
 val() { jq -r ".$2" "$tmp/$1.json"; }
 
@@ -83,6 +84,16 @@ cmp_ok "$(($(val seq swapin_misses) * 100))" '<' "$(($(val seq-defer swapin_miss
 	"seq: fewer major faults than with the stream left to the kernel"
 cmp_ok "$(($(val reverse swapin_misses) * 100))" '<' "$(($(val reverse-defer swapin_misses) * 90))" \
 	"reverse: fewer major faults than with the stream left to the kernel"
+
+# Pages the streams went past (the fill's 32,768, then the scan's, each
+# less the 256 of cold_behind) are made cold, in both directions; with
+# --cold-behind 0 none are.
+for pat in seq reverse; do
+	cmp_ok "$(val "$pat" cold_behind_pages)" '>' 40000 \
+		"$pat: the pages behind the fill and the scan were made cold"
+done
+run seq-warm keep seq --cold-behind 0
+is "$(val seq-warm cold_behind_pages)" 0 "seq, --cold-behind 0: no page made cold"
 
 # SWPIN_ZERO is counted per memcg (and in /proc/vmstat) since ~6.14, which
 # all have the count_memcg_events tracepoint (~6.13).

@@ -45,6 +45,14 @@ static void test_defaults_and_inheritance(void **state)
 	p = agent_config_policy_for(&cfg, "/elsewhere");
 	assert_ptr_equal(p, &cfg.def);
 	assert_int_equal(p->params.pw_max, LEAP_DEFAULT_PW_MAX);
+	assert_int_equal(p->cold_behind, AGENT_DEFAULT_COLD_BEHIND);
+
+	/* cold_behind: per section, inherited, 0 turns it off. */
+	assert_int_equal(parse("[default]\ncold_behind = 0\n[cgroup /a]\n"
+			       "[cgroup /b]\ncold_behind = 1024\n"),
+			 0);
+	assert_int_equal(agent_config_policy_for(&cfg, "/a")->cold_behind, 0);
+	assert_int_equal(agent_config_policy_for(&cfg, "/b")->cold_behind, 1024);
 }
 
 /* match = tree (default) | exact, per section or from [default]. */
@@ -82,6 +90,8 @@ static void test_bad_files(void **state)
 	expect_error("[default]\nhsize = 1\n", "test.conf:2: hsize");
 	expect_error("[default]\nhsize = 12abc\n", ":2: hsize");
 	expect_error("[default]\npw_max = -3\n", ":2: pw_max");
+	expect_error("[default]\ncold_behind = lots\n", ":2: cold_behind must be");
+	expect_error("[default]\ncold_behind = 2000000\n", ":2: cold_behind must be");
 	expect_error("[default]\nbogus = 1\n", ":2: unknown key 'bogus'");
 	expect_error("\n\n[nonsense]\n", ":3: unknown section");
 	expect_error("[cgroup relative/path]\n",

@@ -59,6 +59,7 @@ int agent_init(struct agent *a, const struct agent_config *cfg)
 		return rc;
 	prefetch_init(&a->pf, -1, true);
 	a->prefetch_ok = prefetch_probe_willneed(&why);
+	a->cold_ok = true; /* until the kernel refuses it */
 	a->prefetch_why = why;
 	a->next_slot = 1; /* slot 0 collects pid targets */
 	a->ra_pages = kernel_ra_pages();
@@ -440,6 +441,50 @@ static void thread_quiet(struct agent *a, const struct leap_event *ev, bool hold
 	}
 }
 
+/*
+ * Leap's eager eviction, as far as a stock kernel allows: the pages a
+ * sequential stream (one page per step, either way) went past
+ * cold_behind pages ago get MADV_COLD, so that reclaim in the target's
+ * memory cgroup takes them before the pages still to be used.  Without it
+ * reclaim gives every page the program touched (mapped, young) a second
+ * trip round the inactive list, and the pages it evicts first are the
+ * unmapped ones: our prefetches.  dir: the stream's direction, 0 unknown.
+ */
+static void cold_behind(struct agent *a, const struct agent_policy *pol,
+			struct leap_stream *s, uint32_t tgid, uint64_t page, int dir)
+{
+	uint64_t first;
+	uint32_t n;
+	int rc;
+
+	if (!pol->cold_behind || !a->cold_ok || pol->mode != AGENT_MODE_LEAP ||
+	    (dir != 1 && dir != -1))
+		return;
+	n = leap_behind_advance(&s->behind, page, dir, pol->cold_behind, AGENT_COLD_CHUNK,
+				&first);
+	if (!n)
+		return;
+	rc = prefetch_cold(&a->pf, tgid, first, n);
+	if (rc == -EINVAL || rc == -ENOSYS || rc == -EPERM) {
+		fprintf(stderr,
+			"leap-agent: process_madvise(MADV_COLD) refused (%s); pages "
+			"behind streams are left to reclaim from now on\n",
+			strerror(-rc));
+		a->cold_ok = false;
+	}
+}
+
+/* The direction of a stream that moves one page per step, or 0. */
+static int unit_direction(const struct leap_stream *s, uint64_t prev, uint64_t page,
+			  uint64_t ra_gap)
+{
+	if (ra_gap) /* the pages between were mapped: the program went through */
+		return page > prev ? 1 : -1;
+	if (s->has_latest && (s->latest_trend == 1 || s->latest_trend == -1))
+		return (int)s->latest_trend;
+	return 0;
+}
+
 int agent_on_event(void *ctx, const struct leap_event *ev)
 {
 	struct agent *a = ctx;
@@ -450,7 +495,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	struct leap_decision dec;
 	uint64_t page = ev->addr >> LEAP_PAGE_SHIFT;
 	bool ours, hit, hold = false;
-	uint64_t ra_gap = 0;
+	uint64_t ra_gap = 0, prev;
 	uint32_t n;
 	int rc;
 
@@ -496,6 +541,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	a->c.zero_misses += !hit && (ev->flags & LEAP_EV_SWAPIN_ZERO);
 	key = leap_key_make(t->policy.params.key, ev->cgroup_id, ev->tgid, ev->tid);
 	s = leap_table_get(&a->streams, &key, t->policy.params.hsize, ev->ts_ns);
+	prev = s->hist.last_page;
 	if (ev->flags & LEAP_EV_WASTED)
 		leap_stream_wasted(s);
 	if (!hit && t->policy.params.flavor == LEAP_FLAVOR_OURS &&
@@ -517,6 +563,8 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	else
 		n = leap_stream_access(s, &t->policy.params, page, hit, cands,
 				       LEAP_PW_LIMIT, &dec);
+	cold_behind(a, &t->policy, s, ev->tgid, page,
+		    unit_direction(s, prev, page, ra_gap));
 	if (n == 0 || t->policy.mode != AGENT_MODE_LEAP)
 		return 0;
 	if (a->be ? a->be->fd < 0 || (a->be_swapcache && !a->prefetch_ok)

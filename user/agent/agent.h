@@ -88,6 +88,7 @@ struct agent {
 	bool be_warned_no_offset;
 	uint64_t be_hits0, be_hits1; /* leap-swapd's cache hits at start and end */
 	bool prefetch_ok;	     /* the kernel takes process_madvise(WILLNEED) */
+	bool cold_ok;		     /* ... and MADV_COLD (cold_behind) */
 	const char *prefetch_why;
 	struct agent_target targets[AGENT_MAX_TARGETS];
 	int ntargets;

@@ -13,6 +13,7 @@
  *   pw_max = 64          ; ... but the most specific section wins here;
  *                        ; unset keys come from [default], wherever it is
  *   match = exact        ; tree (default) | exact: this cgroup only
+ *   cold_behind = 0      ; pages behind a sequential stream made cold (0: off)
  *
  * libinih does the lexing; the handler validates every key and value and
  * remembers the first error with its line, so a bad file is refused with a
@@ -35,6 +36,7 @@ enum key_bit {
 	K_STREAM = 1 << 5,
 	K_FLAVOR = 1 << 6,
 	K_MATCH = 1 << 7,
+	K_COLD_BEHIND = 1 << 8,
 };
 
 struct parse_state {
@@ -70,6 +72,7 @@ void agent_config_default(struct agent_config *c)
 	memset(c, 0, sizeof(*c));
 	c->def.mode = AGENT_MODE_LEAP;
 	leap_params_default(&c->def.params);
+	c->def.cold_behind = AGENT_DEFAULT_COLD_BEHIND;
 	c->ring_kb = 4096;
 	c->streams = 4096;
 	c->idle_timeout_s = 60;
@@ -137,6 +140,14 @@ static int set_policy_key(struct parse_state *st, struct agent_policy *p, unsign
 				    v, "");
 		p->params.max_delta = x;
 		*mask |= K_MAX_DELTA;
+	} else if (strcmp(key, "cold_behind") == 0) {
+		if (parse_uint(v, 0, 1u << 20, &x))
+			return fail(st,
+				    "cold_behind must be 0 (off) or a page count up to "
+				    "1048576, not '%s'%s",
+				    v, "");
+		p->cold_behind = (uint32_t)x;
+		*mask |= K_COLD_BEHIND;
 	} else if (strcmp(key, "stream") == 0) {
 		if (leap_stream_key_parse(v, &p->params.key))
 			return fail(
@@ -271,6 +282,8 @@ static void inherit_defaults(struct parse_state *st)
 			p->params.flavor = d->params.flavor;
 		if (!(m & K_MATCH))
 			p->exact = d->exact;
+		if (!(m & K_COLD_BEHIND))
+			p->cold_behind = d->cold_behind;
 	}
 }
 

@@ -21,7 +21,13 @@ struct agent_policy {
 	/* Cgroup targets: only the cgroup itself (match = exact), not the
 	 * tree below it (match = tree, the default). */
 	bool exact;
+	/* Pages a sequential stream went past this many pages ago get
+	 * MADV_COLD (0: never); mode leap only. */
+	uint32_t cold_behind;
 };
+
+#define AGENT_DEFAULT_COLD_BEHIND 256u
+#define AGENT_COLD_CHUNK	  64u /* pages per MADV_COLD call, at least */
 
 #define AGENT_MAX_CGROUP_POLICIES 64
 

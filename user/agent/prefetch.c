@@ -500,6 +500,35 @@ int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 	return advise_pages(p, pr, tgid, pages, m, descending, marker);
 }
 
+int prefetch_cold(struct prefetcher *p, uint32_t tgid, uint64_t first, uint32_t n)
+{
+	struct iovec iov = {.iov_base = (void *)(uintptr_t)(first << PAGE_SHIFT),
+			    .iov_len = (size_t)n << PAGE_SHIFT};
+	struct prefetch_proc *pr;
+	ssize_t done;
+	int err = 0;
+
+	if (n == 0)
+		return 0;
+	pr = proc_get(p, tgid, &err);
+	if (!pr) {
+		if (err == -ESRCH)
+			p->stats.gone++;
+		return err;
+	}
+	p->stats.cold_calls++;
+	done = sys_process_madvise(pr->pidfd, &iov, 1, MADV_COLD);
+	if (done < 0) {
+		err = -errno;
+		if (err == -ESRCH)
+			prefetch_forget(p, tgid);
+		/* -ENOMEM: part of the range is unmapped (freed meanwhile). */
+		return err == -ENOMEM ? 0 : err;
+	}
+	p->stats.cold_pages += (uint64_t)done >> PAGE_SHIFT;
+	return (int)((uint64_t)done >> PAGE_SHIFT);
+}
+
 void prefetch_record(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 		     uint32_t m, uint64_t marker)
 {

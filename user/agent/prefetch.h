@@ -22,6 +22,8 @@ struct prefetch_stats {
 	uint64_t gone;	      /* ESRCH: process exited */
 	uint64_t denied;      /* EPERM / EACCES */
 	uint64_t map_errors;  /* prefetched-map updates that failed */
+	uint64_t cold_pages;  /* pages given MADV_COLD (prefetch_cold) */
+	uint64_t cold_calls;
 	/*
 	 * Time inside process_madvise itself: the kernel's work for the
 	 * window (allocating and charging the pages, reclaim when the memcg
@@ -104,6 +106,15 @@ uint32_t prefetch_iovecs(const uint64_t *pages, uint32_t m, bool descending,
  */
 uint32_t prefetch_count_mapped(struct prefetcher *p, uint32_t tgid, uint64_t first,
 			       uint32_t n);
+/*
+ * process_madvise(MADV_COLD) on pages first..first+n-1 of tgid: pages a
+ * stream is done with, so reclaim takes them before the pages still to be
+ * used (mm/madvise.c madvise_cold_or_pageout_pte_range(): the young bit is
+ * cleared and an active page deactivated; unmapped or non-present pages
+ * are skipped).  Pages advised, or -errno (-ESRCH: gone; -EINVAL: the
+ * kernel refuses MADV_COLD through process_madvise, < 5.10).
+ */
+int prefetch_cold(struct prefetcher *p, uint32_t tgid, uint64_t first, uint32_t n);
 /* Forgets a process (it exited). */
 void prefetch_forget(struct prefetcher *p, uint32_t tgid);
 /* Whether this kernel accepts process_madvise(MADV_WILLNEED): 1 yes, 0 no. */

@@ -22,6 +22,7 @@ void leap_stream_reset(struct leap_stream *s, uint32_t hsize)
 	s->has_latest = false;
 	s->has_anchor = false;
 	s->ra_armed = false;
+	s->behind.armed = false;
 }
 
 /* Remembers a strided window so a hit on its first page can extend it. */
