@@ -223,8 +223,7 @@ static __always_inline bool pf_issued(__u32 pflags)
 {
 	__u32 window = pflags >> LEAP_PF_WINDOW_SHIFT;
 
-	return (pflags & LEAP_PF_ISSUED) ||
-	       (window && bpf_map_lookup_elem(&leap_issued, &window));
+	return window && bpf_map_lookup_elem(&leap_issued, &window);
 }
 
 /* Last faulting page of each stream, for leap_event.delta. */

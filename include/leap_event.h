@@ -33,8 +33,9 @@
  * the first one's, which need not be the faulting page. */
 #define LEAP_EV_DEV_MULTI (1u << 7)
 
-/* A major fault on a page the agent had prefetched (LEAP_PF_ISSUED): it
- * was read into the swap cache and reclaimed again before use. */
+/* A major fault on a page the agent had prefetched (its window issued,
+ * leap_issued): it was read into the swap cache and reclaimed again
+ * before use. */
 #define LEAP_EV_WASTED (1u << 8)
 /* The fault's swap-in (or its readahead) found zero-filled entries, which
  * the kernel fills without I/O (SWPIN_ZERO, mm/page_io.c
@@ -93,7 +94,7 @@ struct leap_cg_stats {
 	__u64 prefetches;     /* pages the agent asked the kernel to prefetch */
 	__u64 prefetch_hits;  /* faults served by a page the agent prefetched */
 	/*
-	 * Pages the agent prefetched (LEAP_PF_ISSUED) that were read from
+	 * Pages the agent prefetched (their window issued) that were read from
 	 * swap again by a major fault: reclaimed before use.  Prefetched
 	 * pages that are reclaimed and never faulted on are not seen.
 	 */
@@ -134,19 +135,16 @@ struct leap_pf_key {
 
 #define LEAP_PF_MARKER (1u << 0) /* value flag: a hit here wakes the agent at once */
 /*
- * Value flag set once process_madvise returned with the page accepted: it
- * is in the swap cache (read submitted).  A major fault before that is a
- * late prefetch (the program got there first); after it, the page was
- * reclaimed before use: wasted.
- */
-#define LEAP_PF_ISSUED (1u << 1)
-/*
  * The agent's window that recorded the page, in the value's bits from
- * LEAP_PF_WINDOW_SHIFT (30 bits, wrapping, never 0; 0: never issued).  The
- * page counts as issued (as LEAP_PF_ISSUED) once the agent has put its
- * window in leap_issued: one map update per process_madvise instead of one
- * per page.  The newest LEAP_ISSUED_WINDOWS windows are remembered, far
- * more than the prefetched-page map can hold pages of.
+ * LEAP_PF_WINDOW_SHIFT (30 bits, wrapping, never 0; 0: pushed to
+ * leap-swapd only, never issued).  Once process_madvise returned with the
+ * window accepted, the agent puts its number in leap_issued: its pages are
+ * in the swap cache (reads submitted).  A major fault on a recorded page
+ * before that is a late prefetch (the program got there first); after
+ * it, the page was reclaimed before use: wasted.  One map update per
+ * window, not one per page.  The newest LEAP_ISSUED_WINDOWS windows are
+ * remembered, far more than the prefetched-page map can hold pages of.
+ * (Bit 1 was a per-page "issued" flag before; unused.)
  */
 #define LEAP_PF_WINDOW_SHIFT 2
 #define LEAP_ISSUED_WINDOWS  65536

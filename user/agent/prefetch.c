@@ -149,6 +149,16 @@ static struct prefetch_proc *proc_get(struct prefetcher *p, uint32_t tgid, int *
 	return victim;
 }
 
+/* proc_get(), counting a process found gone. */
+static struct prefetch_proc *proc_or_gone(struct prefetcher *p, uint32_t tgid, int *err)
+{
+	struct prefetch_proc *pr = proc_get(p, tgid, err);
+
+	if (!pr && *err == -ESRCH)
+		p->stats.gone++;
+	return pr;
+}
+
 int prefetch_preopen(struct prefetcher *p, uint32_t tgid)
 {
 	struct prefetch_proc *pr;
@@ -430,12 +440,9 @@ static struct prefetch_proc *request_begin(struct prefetcher *p, uint32_t tgid,
 	if (*n > LEAP_PREFETCH_MAX_PAGES)
 		*n = LEAP_PREFETCH_MAX_PAGES;
 	p->stats.requested += *n;
-	pr = proc_get(p, tgid, err);
-	if (!pr) {
-		if (*err == -ESRCH)
-			p->stats.gone++;
+	pr = proc_or_gone(p, tgid, err);
+	if (!pr)
 		return NULL;
-	}
 	*n = sort_unique(pages, *n);
 	return pr;
 }
@@ -491,12 +498,9 @@ int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 
 	if (m == 0)
 		return 0;
-	pr = proc_get(p, tgid, &err);
-	if (!pr) {
-		if (err == -ESRCH)
-			p->stats.gone++;
+	pr = proc_or_gone(p, tgid, &err);
+	if (!pr)
 		return err;
-	}
 	return advise_pages(p, pr, tgid, pages, m, descending, marker);
 }
 
@@ -510,12 +514,9 @@ int prefetch_cold(struct prefetcher *p, uint32_t tgid, uint64_t first, uint32_t 
 
 	if (n == 0)
 		return 0;
-	pr = proc_get(p, tgid, &err);
-	if (!pr) {
-		if (err == -ESRCH)
-			p->stats.gone++;
+	pr = proc_or_gone(p, tgid, &err);
+	if (!pr)
 		return err;
-	}
 	p->stats.cold_calls++;
 	done = sys_process_madvise(pr->pidfd, &iov, 1, MADV_COLD);
 	if (done < 0) {
