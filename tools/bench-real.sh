@@ -21,9 +21,8 @@
 #   cd   leap-agent run --policy leap --kernel-readahead defer: readahead
 #        kept and every stream it serves left to it, read streams too (the
 #        default before 2026-11-26; not in the default rows)
-#   cn   row c with --cold-behind 0: pages behind sequential streams are
-#        left to reclaim (the default before 2026-11-25; not in the default
-#        rows)
+#   cn   row c with --cold-behind 0: pages behind fills are left to
+#        reclaim (the default before 2026-11-25; not in the default rows)
 #   o    leap-agent run --policy observe, readahead kept (what observing
 #        alone costs; not in the default rows)
 #   e    with --swap backend: leap-agent run --backend (the engine on

@@ -101,9 +101,10 @@ static const struct argp_option common_opts[] = {
 	 "alone prefetches (restored at exit).  Default: keep",
 	 0},
 	{"cold-behind", OPT_COLD_BEHIND, "PAGES", 0,
-	 "Give MADV_COLD to the pages a sequential stream went past PAGES pages ago, so "
-	 "that reclaim takes them before pages still to be used (Leap's eager "
-	 "eviction); 0: never.  Overrides the policy file's cold_behind.  Default 256",
+	 "Give MADV_COLD to the pages a fill (a read-modify-write stream the kernel's "
+	 "readahead serves) went past PAGES pages ago, so that reclaim takes them "
+	 "first (Leap's eager eviction); 0: never.  Overrides the policy file's "
+	 "cold_behind.  Default 256",
 	 0},
 	{"bpf-stats", OPT_BPF_STATS, NULL, 0,
 	 "Measure BPF run time per event (bpf_enable_stats)", 0},

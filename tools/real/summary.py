@@ -23,7 +23,7 @@ ROW_NAMES = {
     "c": "leap + readahead",
     "c0": "leap alone",
     "cd": "leap + readahead, every stream it serves left to it",
-    "cn": "leap + readahead, no MADV_COLD behind streams",
+    "cn": "leap + readahead, no MADV_COLD behind fills",
     "o": "observe only (no prefetch, readahead kept)",
     "e": "backend mode (leap-swapd), readahead kept",
     "e0": "backend mode (leap-swapd), readahead off",

@@ -13,7 +13,7 @@
  *   pw_max = 64          ; ... but the most specific section wins here;
  *                        ; unset keys come from [default], wherever it is
  *   match = exact        ; tree (default) | exact: this cgroup only
- *   cold_behind = 0      ; pages behind a sequential stream made cold (0: off)
+ *   cold_behind = 0      ; pages behind a fill made cold (0: off)
  *
  * libinih does the lexing; the handler validates every key and value and
  * remembers the first error with its line, so a bad file is refused with a

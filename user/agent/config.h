@@ -21,8 +21,8 @@ struct agent_policy {
 	/* Cgroup targets: only the cgroup itself (match = exact), not the
 	 * tree below it (match = tree, the default). */
 	bool exact;
-	/* Pages a sequential stream went past this many pages ago get
-	 * MADV_COLD (0: never); mode leap only. */
+	/* Pages a fill the kernel's readahead serves went past this many
+	 * pages ago get MADV_COLD (0: never); mode leap only. */
 	uint32_t cold_behind;
 };
 

@@ -108,7 +108,7 @@ uint32_t prefetch_count_mapped(struct prefetcher *p, uint32_t tgid, uint64_t fir
 			       uint32_t n);
 /*
  * process_madvise(MADV_COLD) on pages first..first+n-1 of tgid: pages a
- * stream is done with, so reclaim takes them before the pages still to be
+ * fill is done with, so reclaim takes them before the pages still to be
  * used (mm/madvise.c madvise_cold_or_pageout_pte_range(): the young bit is
  * cleared and an active page deactivated; unmapped or non-present pages
  * are skipped).  Pages advised, or -errno (-ESRCH: gone; -EINVAL: the

@@ -323,7 +323,7 @@ static const struct agent_metric {
 	{"prefetch_not_swapped", "leap_agent_prefetch_not_swapped_pages_total",
 	 "Candidate pages skipped because they were not swapped out."},
 	{"cold_behind_pages", "leap_agent_cold_behind_pages_total",
-	 "Pages behind sequential streams given MADV_COLD (cold_behind)."},
+	 "Pages behind fills given MADV_COLD (cold_behind)."},
 	{"backend_queued", "leap_agent_backend_queued_pages_total",
 	 "Pages leap-swapd queued for prefetching."},
 	{"backend_dropped", "leap_agent_backend_dropped_pages_total",
