@@ -517,7 +517,6 @@ int prefetch_cold(struct prefetcher *p, uint32_t tgid, uint64_t first, uint32_t 
 	pr = proc_or_gone(p, tgid, &err);
 	if (!pr)
 		return err;
-	p->stats.cold_calls++;
 	done = sys_process_madvise(pr->pidfd, &iov, 1, MADV_COLD);
 	if (done < 0) {
 		err = -errno;

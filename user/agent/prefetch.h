@@ -23,7 +23,6 @@ struct prefetch_stats {
 	uint64_t denied;      /* EPERM / EACCES */
 	uint64_t map_errors;  /* prefetched-map updates that failed */
 	uint64_t cold_pages;  /* pages given MADV_COLD (prefetch_cold) */
-	uint64_t cold_calls;
 	/*
 	 * Time inside process_madvise itself: the kernel's work for the
 	 * window (allocating and charging the pages, reclaim when the memcg
