@@ -468,7 +468,9 @@ static void cold_behind(struct agent *a, const struct agent_policy *pol,
 	uint32_t n;
 	int rc;
 
-	if (!pol->cold_behind || !a->cold_ok)
+	/* An agent that cannot prefetch (process_madvise refuses WILLNEED)
+	 * observes only, as it says: it leaves reclaim alone too. */
+	if (!pol->cold_behind || !a->cold_ok || !a->prefetch_ok)
 		return;
 	n = leap_behind_advance(&s->behind, page, dir, pol->cold_behind, AGENT_COLD_CHUNK,
 				&first);
