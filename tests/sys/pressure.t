@@ -45,8 +45,10 @@ diag "prefetched $pf hits $hits wasted $wasted held for kernel readahead $held" 
 	"misses $(jq -r .swapin_misses "$js")"
 cmp_ok "$pf" '>' 3000 "thousands of pages prefetched"
 cmp_ok "$((hits * 100))" '>' "$((pf * 60))" "most prefetched pages were hit (> 60%)"
-# The target is 5%; measured here 8-11% (docs/bench.md), so 20% catches a
-# regression without failing on noise.
+# The target is 5%; measured by this test 4.5-11.8% (3 runs, 2026-11-25,
+# with the fill's pages made cold behind it), most of it in the first
+# ~150 ms of the scan, the first reclaim round after the fill
+# (docs/bench-real.md).  20% catches a regression without failing on noise.
 cmp_ok "$((wasted * 100))" '<' "$((pf * 20))" \
 	"prefetched pages reclaimed before use stay under 20% of those issued"
 cmp_ok "$held" '>' 500 "the sequential fill was left to the kernel's readahead"
