@@ -204,6 +204,21 @@ t $? "one-sided access only after AUTH: $(tr '\n' ';' <"$tmp/gate.out")"
 		>"$tmp/verify.out" 2>&1
 t $? "memclient over RDMA: 2048 pages filled and verified from separate processes" ||
 	note "$(cat "$tmp/fill.out" "$tmp/verify.out")"
+# Several QPs per server (--conns, default 2: lanes, one request each at a
+# time): four threads of reads and rewrites at once, every read verified,
+# two lanes busy at once at peak; with --conns 1 never more than one.
+for conns in 2 1; do
+	"$B/leap-memctl" -t rdma -k "$tmp/secret" -s "$A_addr" -d $((80 + conns)) -n 2048 \
+		--conns "$conns" --threads 4 --seconds 3 --write-pct 30 stress \
+		>"$tmp/lanes$conns.out" 2>&1
+	rc=$?
+	pk=$(sed -n 's/.*peak_inflight=\([0-9]*\).*/\1/p' "$tmp/lanes$conns.out")
+	bad=$(sed -n 's/^stress .*corrupt=\([0-9]*\).*/\1/p' "$tmp/lanes$conns.out")
+	ops=$(sed -n 's/^stress ops=\([0-9]*\).*/\1/p' "$tmp/lanes$conns.out")
+	[ "$rc" = 0 ] && [ "${bad:-x}" = 0 ] && [ "${pk:-0}" = "$conns" ]
+	t $? "--conns $conns over RDMA: 4 threads, $ops ops, corrupt=$bad, peak lanes in use $pk (exit $rc)" ||
+		note "$(cat "$tmp/lanes$conns.out")"
+done
 pw=$(stat_of "$A_addr" pages_written)
 pm=$(stat_of "$A_addr" pages_mapped)
 [ "${pw:-x}" = 0 ] && [ "${pm:-0}" -ge 2048 ]

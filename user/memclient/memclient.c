@@ -35,31 +35,24 @@
 #define TX_CAP (LEAP_WIRE_HDR_SIZE + LEAP_WIRE_MAP_REQ_HDR + 8 * LEAP_WIRE_MAX_BATCH)
 _Static_assert(LEAP_WIRE_MAP_REQ_HDR >= LEAP_WIRE_IO_HDR, "TX_CAP fits READ/WRITE");
 
-struct mc_server {
-	struct leap_mc *mc;
-	unsigned idx;
-	const char *addr;
+struct mc_server;
+
+/*
+ * One connection of a one-sided transport (RDMA: one QP): one request at a
+ * time under its lock.  A server has cfg.conns of them; a caller takes a
+ * free one (lane_take), so that many page operations are in flight at once,
+ * each a chain of up to LEAP_WIRE_MAX_BATCH work requests.
+ */
+struct mc_lane {
+	struct mc_server *s;
 	pthread_mutex_t lock;
-	struct leap_conn c;    /* c.fd < 0: not connected */
-	pthread_mutex_t ilock; /* instance; down state with pipes */
-	uint64_t instance;
-	uint64_t capacity; /* pages, as its HELLO said */
-	bool hello;	   /* a HELLO was answered: capacity is known */
-	int64_t nospace_log;
-	bool have_instance;
-	bool down; /* a retry window failed: fail fast, probe at down_until */
-	int64_t down_until;
-	int probe_ms;
-	uint64_t next_id; /* atomic: pipes share it */
-	/* Stream transports (TCP): conns pipelined connections; NULL for
-	 * one-sided ones, which use c under lock. */
-	struct mc_pipe *pipes;
-	unsigned npipes, next_pipe;
+	struct leap_conn c; /* c.fd < 0: not connected */
+	uint64_t instance;  /* the server instance this connection reached */
 	uint8_t tx[TX_CAP];
 	uint8_t *rx; /* LEAP_WIRE_MAX_MSG */
-	/* One-sided transports (RDMA): where each page lives in this server's
-	 * exported store (index + 1; 0 = ask with MAP), and that store, both
-	 * learned on this connection and forgotten with it. */
+	/* Where each page lives in this server's exported store (index + 1; 0
+	 * = ask with MAP), and that store, both learned on this connection and
+	 * forgotten with it. */
 	uint32_t *ridx; /* dev_pages entries */
 	struct leap_export region;
 	bool have_region;
@@ -69,6 +62,34 @@ struct mc_server {
 	bool fh_mode;
 	struct leap_fh_client *fh;
 	uint64_t fh_rs; /* region size */
+};
+
+struct mc_server {
+	struct leap_mc *mc;
+	unsigned idx;
+	const char *addr;
+	pthread_mutex_t ilock; /* instance; down state */
+	uint64_t instance;
+	uint64_t capacity; /* pages, as its HELLO said */
+	bool hello;	   /* a HELLO was answered: capacity is known */
+	int64_t nospace_log;
+	bool have_instance;
+	bool down; /* a retry window failed: fail fast, probe at down_until */
+	int64_t down_until;
+	int probe_ms;
+	uint64_t next_id; /* atomic: pipes and lanes share it */
+	/* Stream transports (TCP): conns pipelined connections; NULL for
+	 * one-sided ones, which have lanes. */
+	struct mc_pipe *pipes;
+	unsigned npipes, next_pipe;
+	/* One-sided transports (RDMA): conns lanes, NULL for stream ones.
+	 * Lane 0 alone until a MAP said whether the server has a pin budget
+	 * (mode_known); with one (fh_server) lane 0 stays the only one, since
+	 * every connection would take a firehose share of its own. */
+	struct mc_lane *lanes;
+	unsigned nlanes, next_lane;
+	bool mode_known, fh_server;	 /* atomic */
+	unsigned lanes_busy, lanes_peak; /* atomic */
 };
 
 struct leap_mc {
@@ -120,19 +141,19 @@ unsigned leap_mc_place(uint64_t pg, uint32_t stripe_pages, unsigned nservers, un
 
 /* ---- one server connection ----------------------------------------------- */
 
-static void srv_disconnect(struct mc_server *s)
+static void lane_disconnect(struct mc_lane *l)
 {
-	if (s->c.fd >= 0)
-		s->c.t->close(&s->c);
-	s->c.fd = -1;
-	if (s->ridx && s->have_region)
-		memset(s->ridx, 0, s->mc->cfg.dev_pages * sizeof(*s->ridx));
-	s->have_region = false;
+	if (l->c.fd >= 0)
+		l->c.t->close(&l->c);
+	l->c.fd = -1;
+	if (l->ridx && l->have_region)
+		memset(l->ridx, 0, l->s->mc->cfg.dev_pages * sizeof(*l->ridx));
+	l->have_region = false;
 	/* The server released our firehoses with the connection. */
-	if (s->fh)
-		leap_fh_client_free(s->fh);
-	s->fh = NULL;
-	s->fh_mode = false;
+	if (l->fh)
+		leap_fh_client_free(l->fh);
+	l->fh = NULL;
+	l->fh_mode = false;
 }
 
 /* Sends one request (iov) on c and receives its reply into rx, decoded into
@@ -169,11 +190,11 @@ static int conn_roundtrip(struct mc_server *s, struct leap_conn *c, uint8_t *rx,
 	return m->hdr.opcode == op ? 0 : -EPROTO;
 }
 
-/* The same on the server's own connection (one-sided transports). */
-static int srv_roundtrip(struct mc_server *s, struct iovec *iov, int iovcnt, uint64_t id,
-			 unsigned op, struct leap_wire_msg *m)
+/* The same on a lane (one-sided transports). */
+static int lane_roundtrip(struct mc_lane *l, struct iovec *iov, int iovcnt, uint64_t id,
+			  unsigned op, struct leap_wire_msg *m)
 {
-	return conn_roundtrip(s, &s->c, s->rx, iov, iovcnt, id, op, m);
+	return conn_roundtrip(l->s, &l->c, l->rx, iov, iovcnt, id, op, m);
 }
 
 /* Forget which pages server idx held: it lost them all. */
@@ -275,49 +296,57 @@ fail:
 	return rc;
 }
 
-/* The server's own connection (one-sided transports). */
-static int srv_connect(struct mc_server *s, char *err, size_t errlen)
+/* A lane's connection (one-sided transports). */
+static int lane_connect(struct mc_lane *l, char *err, size_t errlen)
 {
-	uint64_t instance;
-	int rc = srv_handshake(s, &s->c, s->rx, &instance, err, errlen);
+	int rc = srv_handshake(l->s, &l->c, l->rx, &l->instance, err, errlen);
 
 	if (rc)
-		srv_disconnect(s);
+		lane_disconnect(l);
 	return rc;
 }
 
-/*
- * One request with reconnect-and-retry.  iov[0] is s->tx with the request;
- * the caller encodes it again for each attempt through build().  The reply
- * is left in s->rx / m.  Call with s->lock held.
- */
-typedef long (*build_fn)(struct mc_server *s, uint64_t id, void *arg);
-/* Instead of build: one whole attempt (one-sided transports' page path). */
-typedef int (*attempt_fn)(struct mc_server *s, void *arg);
+static int srv_check_down(struct mc_server *s, bool *probe);
+static void srv_mark_up(struct mc_server *s);
+static void srv_mark_down(struct mc_server *s, int64_t start, const char *err);
 
-static int srv_request_(struct mc_server *s, build_fn build, attempt_fn try_fn, void *arg,
-			const void *payload, size_t payload_len, unsigned op,
-			struct leap_wire_msg *m)
+/*
+ * One request on lane l with reconnect-and-retry.  iov[0] is l->tx with the
+ * request; the caller encodes it again for each attempt through build().
+ * The reply is left in l->rx / m.  Call with l->lock held.  An answer from
+ * a server instance other than the one the server is known by now (it
+ * restarted meanwhile and another lane saw it first) does not count: the
+ * request goes again, as check_instance does for pipes.
+ */
+typedef long (*build_fn)(struct mc_lane *l, uint64_t id, void *arg);
+/* Instead of build: one whole attempt (one-sided transports' page path). */
+typedef int (*attempt_fn)(struct mc_lane *l, void *arg);
+
+static int lane_request_(struct mc_lane *l, build_fn build, attempt_fn try_fn, void *arg,
+			 const void *payload, size_t payload_len, unsigned op,
+			 struct leap_wire_msg *m)
 {
+	struct mc_server *s = l->s;
 	struct leap_mc *mc = s->mc;
 	int64_t start = leap_now_ms(), deadline = start + mc->cfg.retry_ms;
 	int backoff = 20, rc = -EIO, attempt = 0;
 	char err[256] = "";
+	bool probe;
 
 	/*
 	 * A server that already failed a whole retry window gets one quick probe
 	 * now and then instead of a new window per request: with r = 2 the other
 	 * replica carries on at full speed, with r = 1 errors come back fast.
 	 */
-	if (s->down) {
-		if (start < s->down_until)
-			return -EHOSTDOWN;
+	rc = srv_check_down(s, &probe);
+	if (rc)
+		return rc;
+	if (probe)
 		deadline = start;
-	}
 	for (;;) {
-		if (s->c.fd < 0) {
-			rc = srv_connect(s, err, sizeof(err));
-			if (rc == 0 && (s->down || attempt > 0)) {
+		if (l->c.fd < 0) {
+			rc = lane_connect(l, err, sizeof(err));
+			if (rc == 0 && (probe || attempt > 0)) {
 				mc_log(mc, "%s: reconnected", s->addr);
 				COUNT(mc, reconnects, 1);
 			}
@@ -326,25 +355,28 @@ static int srv_request_(struct mc_server *s, build_fn build, attempt_fn try_fn, 
 		}
 		if (rc == 0) {
 			if (try_fn) {
-				rc = try_fn(s, arg);
+				rc = try_fn(l, arg);
 			} else {
 				uint64_t id = __atomic_add_fetch(&s->next_id, 1,
 								 __ATOMIC_RELAXED);
-				long n = build(s, id, arg);
-				struct iovec iov[2] = {{s->tx, (size_t)n},
+				long n = build(l, id, arg);
+				struct iovec iov[2] = {{l->tx, (size_t)n},
 						       {(void *)payload, payload_len}};
 
-				rc = srv_roundtrip(s, iov, payload_len ? 2 : 1, id, op,
-						   m);
+				rc = lane_roundtrip(l, iov, payload_len ? 2 : 1, id, op,
+						    m);
 			}
+			if (rc == 0 && l->instance != __atomic_load_n(&s->instance,
+								      __ATOMIC_ACQUIRE))
+				rc = -ESTALE;
 			if (rc == 0) {
-				s->down = false;
-				s->probe_ms = 0;
+				if (probe)
+					srv_mark_up(s);
 				return 0;
 			}
 			snprintf(err, sizeof(err), "%s: %s", s->addr, strerror(-rc));
 			/* After any failure the stream may be out of sync. */
-			srv_disconnect(s);
+			lane_disconnect(l);
 			if (rc == -ENOSPC)
 				return rc;
 		}
@@ -356,22 +388,51 @@ static int srv_request_(struct mc_server *s, build_fn build, attempt_fn try_fn, 
 		nanosleep(&(struct timespec){0, backoff * 1000000L}, NULL);
 		backoff = backoff * 2 > 500 ? 500 : backoff * 2;
 	}
-	if (!s->down)
-		mc_log(mc, "%s: giving up after %lld ms (%s); marked down, probing it",
-		       s->addr, (long long)(leap_now_ms() - start), err);
-	s->down = true;
-	/* Probe interval: 50 ms doubling to 2 s. */
-	s->probe_ms =
-		s->probe_ms ? (s->probe_ms * 2 > 2000 ? 2000 : s->probe_ms * 2) : 50;
-	s->down_until = leap_now_ms() + s->probe_ms;
+	srv_mark_down(s, start, err);
 	return rc < 0 ? rc : -EIO;
 }
 
-static int srv_request(struct mc_server *s, build_fn build, void *arg,
-		       const void *payload, size_t payload_len, unsigned op,
-		       struct leap_wire_msg *m)
+static int lane_request(struct mc_lane *l, build_fn build, void *arg, const void *payload,
+			size_t payload_len, unsigned op, struct leap_wire_msg *m)
 {
-	return srv_request_(s, build, NULL, arg, payload, payload_len, op, m);
+	return lane_request_(l, build, NULL, arg, payload, payload_len, op, m);
+}
+
+/*
+ * A lane of s for one request, locked: a free one if there is one (in turn
+ * from where the last caller started), else the next in turn, waited for.
+ * Lane 0 alone until the server's mode is known, and for a server with a
+ * pin budget.
+ */
+static struct mc_lane *lane_take(struct mc_server *s)
+{
+	unsigned n = s->nlanes, start, busy, peak;
+	struct mc_lane *l = NULL;
+
+	if (!__atomic_load_n(&s->mode_known, __ATOMIC_ACQUIRE) ||
+	    __atomic_load_n(&s->fh_server, __ATOMIC_RELAXED))
+		n = 1;
+	start = __atomic_fetch_add(&s->next_lane, 1, __ATOMIC_RELAXED);
+	for (unsigned i = 0; i < n && !l; i++)
+		if (!pthread_mutex_trylock(&s->lanes[(start + i) % n].lock))
+			l = &s->lanes[(start + i) % n];
+	if (!l) {
+		l = &s->lanes[start % n];
+		pthread_mutex_lock(&l->lock);
+	}
+	busy = __atomic_add_fetch(&s->lanes_busy, 1, __ATOMIC_RELAXED);
+	peak = __atomic_load_n(&s->lanes_peak, __ATOMIC_RELAXED);
+	while (busy > peak &&
+	       !__atomic_compare_exchange_n(&s->lanes_peak, &peak, busy, true,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	return l;
+}
+
+static void lane_put(struct mc_lane *l)
+{
+	__atomic_sub_fetch(&l->s->lanes_busy, 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&l->lock);
 }
 
 /* ---- stream transports: pipelined requests -------------------------------- */
@@ -470,7 +531,7 @@ static int check_instance(struct mc_server *s, struct mc_pipe_req *r, int rc)
 }
 
 /*
- * r on s with reconnect-and-retry, as srv_request_ does for one-sided
+ * r on s with reconnect-and-retry, as lane_request_ does for one-sided
  * transports: READ, WRITE and STATS are idempotent, so a request whose
  * connection failed is simply sent again on a new one.
  */
@@ -566,18 +627,18 @@ struct io_arg {
 	const uint64_t *offset;
 };
 
-static long build_io(struct mc_server *s, uint64_t id, void *p)
+static long build_io(struct mc_lane *l, uint64_t id, void *p)
 {
 	struct io_arg *a = p;
 
-	return leap_wire_enc_io_req(s->tx, sizeof(s->tx), a->op, id, s->mc->cfg.dev,
+	return leap_wire_enc_io_req(l->tx, sizeof(l->tx), a->op, id, l->s->mc->cfg.dev,
 				    a->count, a->offset);
 }
 
-static long build_stats(struct mc_server *s, uint64_t id, void *p)
+static long build_stats(struct mc_lane *l, uint64_t id, void *p)
 {
 	(void)p;
-	return leap_wire_enc_empty(s->tx, sizeof(s->tx), LEAP_WOP_STATS, 0, id);
+	return leap_wire_enc_empty(l->tx, sizeof(l->tx), LEAP_WOP_STATS, 0, id);
 }
 
 /* ---- one-sided transports (RDMA): MAP, then RDMA READ/WRITE ------------- */
@@ -591,12 +652,12 @@ struct page_arg {
 	const void *pages;   /* WRITE */
 };
 
-/* Learns with one MAP where the pages not known yet live on s, allocating
+/* Learns with one MAP where the pages not known yet live on l's server, allocating
  * them for a write.  The decoder has checked every index against the
  * exported region; the region must not change within a connection. */
-static int srv_map(struct mc_server *s, const uint64_t *offset, uint32_t count,
-		   bool alloc)
+static int lane_map(struct mc_lane *l, const uint64_t *offset, uint32_t count, bool alloc)
 {
+	struct mc_server *s = l->s;
 	uint64_t need[LEAP_WIRE_MAX_BATCH], id;
 	struct leap_wire_msg m;
 	struct iovec iov;
@@ -605,32 +666,37 @@ static int srv_map(struct mc_server *s, const uint64_t *offset, uint32_t count,
 	int rc;
 
 	for (uint32_t i = 0; i < count; i++)
-		if (!s->ridx[offset[i] / LEAP_WIRE_PAGE_SIZE])
+		if (!l->ridx[offset[i] / LEAP_WIRE_PAGE_SIZE])
 			need[n++] = offset[i];
 	if (!n)
 		return 0;
 	id = __atomic_add_fetch(&s->next_id, 1, __ATOMIC_RELAXED);
-	len = leap_wire_enc_map_req(s->tx, sizeof(s->tx), id, s->mc->cfg.dev, n,
+	len = leap_wire_enc_map_req(l->tx, sizeof(l->tx), id, s->mc->cfg.dev, n,
 				    alloc ? LEAP_WMAP_ALLOC : 0, need);
 	if (len < 0)
 		return -EINVAL;
-	iov = (struct iovec){s->tx, (size_t)len};
-	rc = srv_roundtrip(s, &iov, 1, id, LEAP_WOP_MAP, &m);
+	iov = (struct iovec){l->tx, (size_t)len};
+	rc = lane_roundtrip(l, &iov, 1, id, LEAP_WOP_MAP, &m);
 	if (rc)
 		return rc;
 	if (m.u.map.count != n || m.u.map.dev != s->mc->cfg.dev)
 		return -EPROTO;
-	if (s->have_region &&
-	    (m.u.map.rkey != s->region.rkey || m.u.map.base != s->region.base ||
-	     m.u.map.len != s->region.len ||
-	     s->fh_mode != !!(m.u.map.flags & LEAP_WMAP_REP_FH)))
+	if (l->have_region &&
+	    (m.u.map.rkey != l->region.rkey || m.u.map.base != l->region.base ||
+	     m.u.map.len != l->region.len ||
+	     l->fh_mode != !!(m.u.map.flags & LEAP_WMAP_REP_FH)))
 		return -EPROTO;
-	s->region = (struct leap_export){m.u.map.base, m.u.map.len, m.u.map.rkey};
-	s->have_region = true;
-	s->fh_mode = m.u.map.flags & LEAP_WMAP_REP_FH;
+	l->region = (struct leap_export){m.u.map.base, m.u.map.len, m.u.map.rkey};
+	l->have_region = true;
+	l->fh_mode = m.u.map.flags & LEAP_WMAP_REP_FH;
+	/* Lanes beyond the first only for a server without a pin budget. */
+	if (!__atomic_load_n(&s->mode_known, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&s->fh_server, l->fh_mode, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->mode_known, true, __ATOMIC_RELEASE);
+	}
 	for (uint32_t j = 0; j < n; j++) {
 		if (m.u.map.present >> j & 1)
-			s->ridx[need[j] / LEAP_WIRE_PAGE_SIZE] = m.u.map.idx[j] + 1;
+			l->ridx[need[j] / LEAP_WIRE_PAGE_SIZE] = m.u.map.idx[j] + 1;
 		else if (alloc)
 			return -EPROTO; /* an allocating MAP maps all or answers NOSPACE
 					 */
@@ -643,37 +709,38 @@ static int srv_map(struct mc_server *s, const uint64_t *offset, uint32_t count,
  * the geometry only).  The reply's geometry must be the MAP region's, so
  * every page MAP placed lies inside exactly one region of it.
  */
-static int srv_fh_move(struct mc_server *s, const uint32_t *unpin, uint32_t nunpin,
-		       const uint32_t *pin, uint32_t npin, struct leap_wire_msg *m)
+static int lane_fh_move(struct mc_lane *l, const uint32_t *unpin, uint32_t nunpin,
+			const uint32_t *pin, uint32_t npin, struct leap_wire_msg *m)
 {
-	uint64_t id = __atomic_add_fetch(&s->next_id, 1, __ATOMIC_RELAXED);
+	uint64_t id = __atomic_add_fetch(&l->s->next_id, 1, __ATOMIC_RELAXED);
 	struct iovec iov;
 	long len;
 	int rc;
 
-	len = leap_wire_enc_fh_req(s->tx, sizeof(s->tx), id, nunpin, unpin, npin, pin);
+	len = leap_wire_enc_fh_req(l->tx, sizeof(l->tx), id, nunpin, unpin, npin, pin);
 	if (len < 0)
 		return -EINVAL;
-	iov = (struct iovec){s->tx, (size_t)len};
-	rc = srv_roundtrip(s, &iov, 1, id, LEAP_WOP_FH_MOVE, m);
+	iov = (struct iovec){l->tx, (size_t)len};
+	rc = lane_roundtrip(l, &iov, 1, id, LEAP_WOP_FH_MOVE, m);
 	if (rc)
 		return rc;
-	if (m->u.fh.base != s->region.base || m->u.fh.size != s->region.len ||
-	    (s->fh && (m->u.fh.region_size != s->fh_rs)) ||
+	if (m->u.fh.base != l->region.base || m->u.fh.size != l->region.len ||
+	    (l->fh && (m->u.fh.region_size != l->fh_rs)) ||
 	    (m->u.fh.status == 0 && m->u.fh.npin != npin))
 		return -EPROTO;
 	return 0;
 }
 
 /* The firehose table, set up with the server's geometry on first use. */
-static int srv_fh_table(struct mc_server *s)
+static int lane_fh_table(struct mc_lane *l)
 {
+	struct mc_server *s = l->s;
 	struct leap_wire_msg m;
 	int rc;
 
-	if (s->fh)
+	if (l->fh)
 		return 0;
-	rc = srv_fh_move(s, NULL, 0, NULL, 0, &m);
+	rc = lane_fh_move(l, NULL, 0, NULL, 0, &m);
 	if (rc)
 		return rc;
 	if (m.u.fh.status) {
@@ -684,36 +751,37 @@ static int srv_fh_table(struct mc_server *s)
 		return -EPROTO;
 	}
 	/* Regions numbered from the store's base (offsets), as the server's. */
-	s->fh = leap_fh_client_new(0, m.u.fh.size, m.u.fh.region_size, m.u.fh.share);
-	if (!s->fh)
+	l->fh = leap_fh_client_new(0, m.u.fh.size, m.u.fh.region_size, m.u.fh.share);
+	if (!l->fh)
 		return -ENOMEM;
-	s->fh_rs = m.u.fh.region_size;
+	l->fh_rs = m.u.fh.region_size;
 	return 0;
 }
 
 /* A firehose to the region holding the remote page raddr: its rkey, the
  * acquisition in *a to release once the operation is done. */
-static int srv_fh_acquire(struct mc_server *s, uint64_t raddr, struct leap_fh_acquire *a,
-			  uint32_t *rkey)
+static int lane_fh_acquire(struct mc_lane *l, uint64_t raddr, struct leap_fh_acquire *a,
+			   uint32_t *rkey)
 {
+	struct mc_server *s = l->s;
 	struct leap_reg_key keys[LEAP_WIRE_FH_MAX];
 	struct leap_wire_msg m;
 	int rc;
 
-	rc = srv_fh_table(s);
+	rc = lane_fh_table(l);
 	if (rc)
 		return rc;
-	rc = leap_fh_client_acquire(s->fh, raddr - s->region.base, LEAP_WIRE_PAGE_SIZE,
+	rc = leap_fh_client_acquire(l->fh, raddr - l->region.base, LEAP_WIRE_PAGE_SIZE,
 				    a);
 	if (rc == 1) {
-		rc = srv_fh_move(s, a->unpin, a->nunpin, a->pin, a->npin, &m);
+		rc = lane_fh_move(l, a->unpin, a->nunpin, a->pin, a->npin, &m);
 		if (rc)
 			return rc;
 		COUNT(s->mc, fh_moves, 1);
 		COUNT(s->mc, fh_pins, a->npin);
 		for (uint32_t i = 0; i < m.u.fh.npin; i++)
 			keys[i] = (struct leap_reg_key){.rkey = m.u.fh.rkey[i]};
-		rc = leap_fh_client_moved(s->fh, a, -(int)m.u.fh.status,
+		rc = leap_fh_client_moved(l->fh, a, -(int)m.u.fh.status,
 					  m.u.fh.flags & LEAP_WFH_UNPINNED, keys);
 		if (rc) {
 			mc_log(s->mc, "%s: firehose move refused: %s", s->addr,
@@ -735,33 +803,33 @@ static int srv_fh_acquire(struct mc_server *s, uint64_t raddr, struct leap_fh_ac
  * this client never has more than one in use and a move can always free
  * room).
  */
-static int fh_pages(struct mc_server *s, unsigned op, const uint64_t *raddr, uint32_t k,
+static int fh_pages(struct mc_lane *l, unsigned op, const uint64_t *raddr, uint32_t k,
 		    uint8_t *const *out, const void *pages, int64_t deadline)
 {
-	const struct leap_transport *t = s->c.t;
-	int rc = srv_fh_table(s); /* the region size, before any run */
+	const struct leap_transport *t = l->c.t;
+	int rc = lane_fh_table(l); /* the region size, before any run */
 
 	if (rc)
 		return rc;
 	for (uint32_t i = 0, j; i < k; i = j) {
-		uint64_t r = (raddr[i] - s->region.base) / s->fh_rs;
+		uint64_t r = (raddr[i] - l->region.base) / l->fh_rs;
 		struct leap_fh_acquire a;
 		uint32_t rkey;
 
-		for (j = i + 1; j < k && (raddr[j] - s->region.base) / s->fh_rs == r; j++)
+		for (j = i + 1; j < k && (raddr[j] - l->region.base) / l->fh_rs == r; j++)
 			;
-		rc = srv_fh_acquire(s, raddr[i], &a, &rkey);
+		rc = lane_fh_acquire(l, raddr[i], &a, &rkey);
 		if (rc)
 			return rc;
 		if (op == LEAP_WOP_WRITE)
-			rc = t->write_pages(&s->c, rkey, raddr + i, j - i,
+			rc = t->write_pages(&l->c, rkey, raddr + i, j - i,
 					    (const uint8_t *)pages +
 						    (size_t)i * LEAP_WIRE_PAGE_SIZE,
 					    deadline);
 		else
-			rc = t->read_pages(&s->c, rkey, raddr + i, j - i, out + i,
+			rc = t->read_pages(&l->c, rkey, raddr + i, j - i, out + i,
 					   deadline);
-		leap_fh_client_release(s->fh, &a);
+		leap_fh_client_release(l->fh, &a);
 		if (rc)
 			return rc;
 	}
@@ -794,21 +862,21 @@ static void trace_bufs(struct leap_mc *mc, uint8_t *const *out, const void *page
 	pthread_mutex_unlock(&mc->trace_lock);
 }
 
-static int try_pages(struct mc_server *s, void *p)
+static int try_pages(struct mc_lane *l, void *p)
 {
 	struct page_arg *a = p;
-	const struct leap_transport *t = s->c.t;
-	int64_t deadline = leap_now_ms() + s->mc->cfg.io_timeout_ms;
+	const struct leap_transport *t = l->c.t;
+	int64_t deadline = leap_now_ms() + l->s->mc->cfg.io_timeout_ms;
 	uint64_t raddr[LEAP_WIRE_MAX_BATCH], present = 0;
 	uint8_t *out[LEAP_WIRE_MAX_BATCH];
 	uint32_t k = 0;
 	int rc;
 
-	rc = srv_map(s, a->offset, a->count, a->op == LEAP_WOP_WRITE);
+	rc = lane_map(l, a->offset, a->count, a->op == LEAP_WOP_WRITE);
 	if (rc)
 		return rc;
 	for (uint32_t i = 0; i < a->count; i++) {
-		uint32_t r = s->ridx[a->offset[i] / LEAP_WIRE_PAGE_SIZE];
+		uint32_t r = l->ridx[a->offset[i] / LEAP_WIRE_PAGE_SIZE];
 
 		if (!r) {
 			if (a->op == LEAP_WOP_WRITE)
@@ -816,15 +884,15 @@ static int try_pages(struct mc_server *s, void *p)
 			memset(a->out[i], 0, LEAP_WIRE_PAGE_SIZE);
 			continue;
 		}
-		raddr[k] = s->region.base + (uint64_t)(r - 1) * LEAP_WIRE_PAGE_SIZE;
+		raddr[k] = l->region.base + (uint64_t)(r - 1) * LEAP_WIRE_PAGE_SIZE;
 		if (a->op == LEAP_WOP_READ)
 			out[k] = a->out[i];
 		present |= 1ULL << i;
 		k++;
 	}
-	trace_bufs(s->mc, out, a->op == LEAP_WOP_WRITE ? a->pages : NULL, k);
-	if (s->fh_mode) {
-		rc = fh_pages(s, a->op, raddr, k, out, a->pages, deadline);
+	trace_bufs(l->s->mc, out, a->op == LEAP_WOP_WRITE ? a->pages : NULL, k);
+	if (l->fh_mode) {
+		rc = fh_pages(l, a->op, raddr, k, out, a->pages, deadline);
 		if (rc)
 			return rc;
 		if (a->op == LEAP_WOP_READ)
@@ -832,15 +900,29 @@ static int try_pages(struct mc_server *s, void *p)
 		return 0;
 	}
 	if (a->op == LEAP_WOP_WRITE)
-		return t->write_pages(&s->c, s->region.rkey, raddr, k, a->pages,
+		return t->write_pages(&l->c, l->region.rkey, raddr, k, a->pages,
 				      deadline);
 	if (k) {
-		rc = t->read_pages(&s->c, s->region.rkey, raddr, k, out, deadline);
+		rc = t->read_pages(&l->c, l->region.rkey, raddr, k, out, deadline);
 		if (rc)
 			return rc;
 	}
 	*a->present = present;
 	return 0;
+}
+
+/* One READ or WRITE through a lane (one-sided transports); *instance (if
+ * asked) the server instance that carried it. */
+static int lane_pages(struct mc_server *s, struct page_arg *pa, uint64_t *instance)
+{
+	struct mc_lane *l = lane_take(s);
+	struct leap_wire_msg m;
+	int rc = lane_request_(l, NULL, try_pages, pa, NULL, 0, pa->op, &m);
+
+	if (instance)
+		*instance = l->instance;
+	lane_put(l);
+	return rc;
 }
 
 /* One READ or WRITE on one server, started now and finished later: with
@@ -853,25 +935,29 @@ struct srv_io {
 	int rc;
 };
 
-static int srv_read(struct mc_server *s, const uint64_t *offset, uint32_t count,
-		    uint8_t *const *out, uint64_t *present);
-static int srv_write(struct mc_server *s, const uint64_t *offset, uint32_t count,
-		     const void *pages);
-
-/* FREE on a one-sided transport's connection; the pages' MAP answers go. */
+/*
+ * FREE on a one-sided transport's connection; the pages' MAP answers go.
+ * Every lane is held meanwhile (taken in order; no caller holds a lane
+ * while it waits for another), so none can learn a page's old slot between
+ * the forgetting and the FREE and later write into a slot the server has
+ * handed to another page.
+ */
 static int srv_free_sync(struct mc_server *s, const uint64_t *offset, uint32_t count)
 {
 	struct io_arg a = {LEAP_WOP_FREE, count, offset};
 	struct leap_wire_msg m;
 	int rc;
 
-	pthread_mutex_lock(&s->lock);
-	for (uint32_t i = 0; i < count; i++)
-		s->ridx[offset[i] / LEAP_WIRE_PAGE_SIZE] = 0;
-	rc = srv_request(s, build_io, &a, NULL, 0, LEAP_WOP_FREE, &m);
+	for (unsigned j = 0; j < s->nlanes; j++) {
+		pthread_mutex_lock(&s->lanes[j].lock);
+		for (uint32_t i = 0; i < count; i++)
+			s->lanes[j].ridx[offset[i] / LEAP_WIRE_PAGE_SIZE] = 0;
+	}
+	rc = lane_request(&s->lanes[0], build_io, &a, NULL, 0, LEAP_WOP_FREE, &m);
 	if (rc == 0 && (m.u.io.count != count || m.u.io.dev != s->mc->cfg.dev))
 		rc = -EPROTO;
-	pthread_mutex_unlock(&s->lock);
+	for (unsigned j = s->nlanes; j-- > 0;)
+		pthread_mutex_unlock(&s->lanes[j].lock);
 	return rc;
 }
 
@@ -892,10 +978,17 @@ static void srv_io_start(struct srv_io *io, struct mc_server *s, unsigned op,
 		pipe_start(s, &io->r);
 	else if (op == LEAP_WOP_FREE)
 		io->rc = srv_free_sync(s, offset, count);
-	else if (op == LEAP_WOP_WRITE)
-		io->rc = srv_write(s, offset, count, pages);
-	else
-		io->rc = srv_read(s, offset, count, out, &io->r.present);
+	else {
+		struct page_arg pa = {.op = op,
+				      .count = count,
+				      .offset = offset,
+				      .out = out,
+				      .present = &io->r.present,
+				      .pages = pages};
+
+		/* The instance, for leap_mc_write's check as with pipes. */
+		io->rc = lane_pages(s, &pa, &io->r.instance);
+	}
 }
 
 static int srv_io_finish(struct srv_io *io)
@@ -906,9 +999,8 @@ static int srv_io_finish(struct srv_io *io)
 static int srv_write(struct mc_server *s, const uint64_t *offset, uint32_t count,
 		     const void *pages)
 {
-	struct io_arg a = {LEAP_WOP_WRITE, count, offset};
-	struct leap_wire_msg m;
-	int rc;
+	struct page_arg pa = {
+		.op = LEAP_WOP_WRITE, .count = count, .offset = offset, .pages = pages};
 
 	if (s->pipes) {
 		struct srv_io io;
@@ -916,65 +1008,29 @@ static int srv_write(struct mc_server *s, const uint64_t *offset, uint32_t count
 		srv_io_start(&io, s, LEAP_WOP_WRITE, false, offset, count, NULL, pages);
 		return srv_io_finish(&io);
 	}
-
-	pthread_mutex_lock(&s->lock);
-	if (s->ridx) {
-		struct page_arg pa = {.op = LEAP_WOP_WRITE,
-				      .count = count,
-				      .offset = offset,
-				      .pages = pages};
-
-		rc = srv_request_(s, NULL, try_pages, &pa, NULL, 0, LEAP_WOP_WRITE, &m);
-		pthread_mutex_unlock(&s->lock);
-		return rc;
-	}
-	rc = srv_request(s, build_io, &a, pages, (size_t)count * LEAP_WIRE_PAGE_SIZE,
-			 LEAP_WOP_WRITE, &m);
-	if (rc == 0 && (m.u.io.count != count || m.u.io.dev != s->mc->cfg.dev))
-		rc = -EPROTO;
-	pthread_mutex_unlock(&s->lock);
-	return rc;
+	return lane_pages(s, &pa, NULL);
 }
 
 /* Reads count pages; out[i] gets page i; *present the server's mask. */
 static int srv_read(struct mc_server *s, const uint64_t *offset, uint32_t count,
 		    uint8_t *const *out, uint64_t *present)
 {
-	struct io_arg a = {LEAP_WOP_READ, count, offset};
-	struct leap_wire_msg m;
-	int rc;
+	struct page_arg pa = {.op = LEAP_WOP_READ,
+			      .count = count,
+			      .offset = offset,
+			      .out = out,
+			      .present = present};
 
 	if (s->pipes) {
 		struct srv_io io;
+		int rc;
 
 		srv_io_start(&io, s, LEAP_WOP_READ, false, offset, count, out, NULL);
 		rc = srv_io_finish(&io);
 		*present = io.r.present;
 		return rc;
 	}
-	pthread_mutex_lock(&s->lock);
-	if (s->ridx) {
-		struct page_arg pa = {.op = LEAP_WOP_READ,
-				      .count = count,
-				      .offset = offset,
-				      .out = out,
-				      .present = present};
-
-		rc = srv_request_(s, NULL, try_pages, &pa, NULL, 0, LEAP_WOP_READ, &m);
-		pthread_mutex_unlock(&s->lock);
-		return rc;
-	}
-	rc = srv_request(s, build_io, &a, NULL, 0, LEAP_WOP_READ, &m);
-	if (rc == 0 && (m.u.io.count != count || m.u.io.dev != s->mc->cfg.dev))
-		rc = -EPROTO;
-	if (rc == 0) {
-		*present = m.u.io.present;
-		for (uint32_t i = 0; i < count; i++)
-			memcpy(out[i], m.u.io.pages + (size_t)i * LEAP_WIRE_PAGE_SIZE,
-			       LEAP_WIRE_PAGE_SIZE);
-	}
-	pthread_mutex_unlock(&s->lock);
-	return rc;
+	return lane_pages(s, &pa, NULL);
 }
 
 /* ---- the device --------------------------------------------------------- */
@@ -1207,7 +1263,7 @@ int leap_mc_write(struct leap_mc *mc, uint64_t off, const void *buf, size_t len)
 		 * these pages: its handshake may have forgotten them just before
 		 * the store above. */
 		for (unsigned k = 0; k < mc->cfg.replicas; k++)
-			if ((valid & (PS_VALID0 << k)) && !io[k].sync &&
+			if ((valid & (PS_VALID0 << k)) &&
 			    io[k].r.instance != __atomic_load_n(&io[k].s->instance,
 								__ATOMIC_SEQ_CST)) {
 				valid &= (uint8_t) ~(PS_VALID0 << k);
@@ -1570,6 +1626,7 @@ int leap_mc_server_stats(struct leap_mc *mc, unsigned idx, uint64_t *value)
 {
 	struct mc_server *s;
 	struct leap_wire_msg m;
+	struct mc_lane *l;
 	int rc;
 
 	if (idx >= mc->cfg.nservers)
@@ -1581,13 +1638,13 @@ int leap_mc_server_stats(struct leap_mc *mc, unsigned idx, uint64_t *value)
 		rc = pipe_call(s, &r);
 		return rc ? rc : (int)r.nstats;
 	}
-	pthread_mutex_lock(&s->lock);
-	rc = srv_request(s, build_stats, NULL, NULL, 0, LEAP_WOP_STATS, &m);
+	l = lane_take(s);
+	rc = lane_request(l, build_stats, NULL, NULL, 0, LEAP_WOP_STATS, &m);
 	if (rc == 0) {
 		memcpy(value, m.u.stats.value, sizeof(uint64_t) * m.u.stats.n);
 		rc = (int)m.u.stats.n;
 	}
-	pthread_mutex_unlock(&s->lock);
+	lane_put(l);
 	return rc;
 }
 
@@ -1597,7 +1654,12 @@ void leap_mc_get_counters(struct leap_mc *mc, struct leap_mc_counters *out)
 	*out = mc->cnt;
 	pthread_mutex_unlock(&mc->stat_lock);
 	out->peak_inflight = 0;
-	for (unsigned i = 0; i < mc->cfg.nservers; i++)
+	for (unsigned i = 0; i < mc->cfg.nservers; i++) {
+		/* One-sided: the most lanes busy at once on one server. */
+		unsigned lp = __atomic_load_n(&mc->srv[i].lanes_peak, __ATOMIC_RELAXED);
+
+		if (lp > out->peak_inflight)
+			out->peak_inflight = lp;
 		for (unsigned j = 0; j < mc->srv[i].npipes; j++) {
 			unsigned pk = __atomic_load_n(&mc->srv[i].pipes[j].peak,
 						      __ATOMIC_RELAXED);
@@ -1605,6 +1667,7 @@ void leap_mc_get_counters(struct leap_mc *mc, struct leap_mc_counters *out)
 			if (pk > out->peak_inflight)
 				out->peak_inflight = pk;
 		}
+	}
 }
 
 /*
@@ -1760,8 +1823,6 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 		s->mc = mc;
 		s->idx = i;
 		s->addr = cfg->servers[i];
-		s->c.fd = -1;
-		pthread_mutex_init(&s->lock, NULL);
 		pthread_mutex_init(&s->ilock, NULL);
 		/* The instance the state file last saw: a server that restarted
 		 * since answers with another one, and its handshake forgets its
@@ -1772,13 +1833,24 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 		} else if (mc->have_ps && mc->ps.reattached) {
 			srv_lost_everything(mc, i);
 		}
-		s->rx = malloc(LEAP_WIRE_MAX_MSG);
-		if (!s->rx)
-			goto nomem;
 		if (mc->cfg.transport->read_pages && mc->cfg.transport->write_pages) {
-			s->ridx = calloc(cfg->dev_pages, sizeof(*s->ridx));
-			if (!s->ridx)
+			/* One-sided: conns lanes (QPs), connected as used. */
+			s->lanes = calloc(mc->cfg.conns, sizeof(*s->lanes));
+			if (!s->lanes)
 				goto nomem;
+			for (; s->nlanes < mc->cfg.conns; s->nlanes++) {
+				struct mc_lane *l = &s->lanes[s->nlanes];
+
+				l->s = s;
+				l->c.fd = -1;
+				pthread_mutex_init(&l->lock, NULL);
+				l->rx = malloc(LEAP_WIRE_MAX_MSG);
+				l->ridx = calloc(cfg->dev_pages, sizeof(*l->ridx));
+				if (!l->rx || !l->ridx) {
+					s->nlanes++; /* freed by leap_mc_close */
+					goto nomem;
+				}
+			}
 			continue;
 		}
 		/* A stream transport: pipelined connections. */
@@ -1795,8 +1867,8 @@ struct leap_mc *leap_mc_open(const struct leap_mc_config *cfg, char *err, size_t
 		bool fresh;
 		int rc = 0;
 
-		if (!s->pipes)
-			rc = srv_connect(s, err, errlen);
+		if (s->lanes)
+			rc = lane_connect(&s->lanes[0], err, errlen);
 		/*
 		 * A server just resumed (SIGCONT) or restarted can reset the
 		 * first handshake (seen in backend-faults.t): a stream
@@ -1870,15 +1942,18 @@ void leap_mc_close(struct leap_mc *mc)
 	}
 	free(mc->rs_buf);
 	for (unsigned i = 0; i < mc->cfg.nservers; i++) {
-		if (mc->srv[i].mc) {
-			srv_disconnect(&mc->srv[i]);
-			pthread_mutex_destroy(&mc->srv[i].lock);
+		for (unsigned j = 0; j < mc->srv[i].nlanes; j++) {
+			struct mc_lane *l = &mc->srv[i].lanes[j];
+
+			lane_disconnect(l);
+			pthread_mutex_destroy(&l->lock);
+			free(l->rx);
+			free(l->ridx);
 		}
+		free(mc->srv[i].lanes);
 		for (unsigned j = 0; j < mc->srv[i].npipes; j++)
 			mc_pipe_fini(&mc->srv[i].pipes[j]);
 		free(mc->srv[i].pipes);
-		free(mc->srv[i].rx);
-		free(mc->srv[i].ridx);
 	}
 	if (mc->have_ps)
 		leap_pstate_close(&mc->ps, mc->opened);

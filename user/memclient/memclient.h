@@ -28,7 +28,9 @@
  * up to `window` requests in flight, matched to their replies by request
  * id (user/memclient/pipe.h); a call's chunks all go out before it waits
  * for any, and a write goes to both replicas at once.  One-sided
- * transports (RDMA) carry one request at a time per server.
+ * transports (RDMA) get `conns` connections (QPs) per server, each
+ * carrying one request (a chain of up to LEAP_WIRE_MAX_BATCH work
+ * requests) at a time; a server with a pin budget gets one.
  */
 #ifndef LEAP_MEMCLIENT_H
 #define LEAP_MEMCLIENT_H
@@ -74,9 +76,9 @@ struct leap_mc_config {
 	 * most; NULL or "off": through the staging copy (rdma_mr.h). */
 	const char *reg_cache;
 	uint64_t reg_cache_bytes;
-	/* Stream transports (TCP): connections per server (0: 2, at most
-	 * LEAP_MC_MAX_CONNS), each with up to window requests in flight (0:
-	 * 32; prefetches take at most half). */
+	/* Connections per server (0: 2, at most LEAP_MC_MAX_CONNS).  TCP:
+	 * each with up to window requests in flight (0: 32; prefetches take
+	 * at most half).  RDMA: one request at a time each. */
 	unsigned conns, window;
 };
 

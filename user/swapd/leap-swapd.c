@@ -130,7 +130,9 @@ static const struct argp_option options[] = {
 	 "least 2 each (default 16)",
 	 0},
 	{"conns", OPT_CONNS, "N", 0,
-	 "TCP: connections per server, each pipelined (default 2, at most 16)", 0},
+	 "Connections per server (default 2, at most 16): TCP pipelined, RDMA one "
+	 "QP each",
+	 0},
 	{"window", OPT_WINDOW, "N", 0,
 	 "TCP: requests in flight per connection (default 32; prefetches at most "
 	 "half)",
