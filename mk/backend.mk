@@ -122,6 +122,11 @@ $(OUTPUT)/tests/test_wire_cache $(OUTPUT)/tests-san/test_wire_cache: user/swapd/
 rdma-latency: $(BIN)/leap-memd $(BIN)/leap-swapd $(BIN)/leap-memctl
 	bash tests/vm/rdma-latency.sh $(RDMA_KERNEL)
 
+# leap-workload rows b, c, e over RDMA and over TCP in the same guest.
+.PHONY: bench-rdma
+bench-rdma: all
+	bash tests/vm/rdma-bench.sh $(or $(RDMA_KERNEL),6.1) $(BENCH_RDMA_ARGS)
+
 UNIT_SRC_test_wire_rdma := $(WIRE_SRCS)
 UNIT_LIBS_test_wire_rdma := -Iuser/wire $(WIRE_LIBS)
 $(OUTPUT)/tests/test_wire_rdma $(OUTPUT)/tests-san/test_wire_rdma: $(WIRE_SRCS) $(WIRE_HDRS)

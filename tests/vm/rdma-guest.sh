@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# tests/vm/rdma-guest.sh REPO all|latency VM_CACHE [LATENCY [SWAPD_ARGS]]: runs inside a tests/vm/boot.sh
+# tests/vm/rdma-guest.sh REPO all|latency|bench VM_CACHE [LATENCY [SWAPD_ARGS]]
+# (bench: [FOOTPRINT LIMIT REPS]): runs inside a tests/vm/boot.sh
 # guest (it needs soft-RoCE, which the host kernel lacks).  Creates an rxe
 # device over a dummy netdev, then with MODE all (tests/sys/rdma.t):
 # leap-memd A and B and leap-swapd with --transport rdma (r = 2), real swap
@@ -9,7 +10,8 @@
 # control socket), stride:16 with B SIGKILLed mid-run, B restarted empty and
 # refilled then A killed; the access gate, authentication and registration
 # counters; with LATENCY 1 then the page-in latency of RDMA against
-# TCP (MODE latency does only that).
+# TCP (MODE latency does only that).  MODE bench: leap-workload rows b, c, e
+# over RDMA and over TCP (tests/vm/rdma-bench.sh, `make bench-rdma`).
 # Writes TAP lines to /run/leapvm/rdma.tap and the latency line to
 # /run/leapvm/latency.txt; the host turns them into its own TAP.
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
@@ -17,6 +19,11 @@ set -u
 repo=$1 mode=${2:-all} vm_cache=${3:-$1/tests/vm/cache} with_latency=${4:-0}
 # Extra leap-swapd options (LEAP_RDMA_T_SWAPD_ARGS, e.g. "--reg-cache mrrc").
 read -r -a swapd_extra <<<"${5:-}"
+# MODE bench: FOOTPRINT LIMIT REPS instead of LATENCY SWAPD_ARGS.
+if [ "$mode" = bench ]; then
+	BENCH_FOOT=${4:-32M} BENCH_LIMIT=${5:-16M} BENCH_REPS=${6:-3}
+	swapd_extra=()
+fi
 B=$repo/bin
 out=/run/leapvm
 tap=$out/rdma.tap
@@ -168,8 +175,96 @@ PY
 	note "rdma swapd: $(send_ctl lr STATS)"
 }
 
+# ---- leap-workload rows over RDMA and over TCP ----------------------------------
+# bench-backend's comparison in the guest: for each transport its own
+# leap-memd and leap-swapd (one server, defaults), swap on a direct-I/O loop
+# device over the FUSE file, and seq and stride:16 over BENCH_FOOT in
+# BENCH_LIMIT for the rows b (Linux readahead: a cgroup2 memory.max, no
+# agent), c (leap-agent run, process_madvise, its defaults) and e (backend
+# mode, --backend: its defaults), interleaved and rotated over BENCH_REPS.
+# One line per run in /run/leapvm/bench.txt.  rxe talks to itself without
+# the netdev (no netem): RTT 0 only.  TCG: only ratios mean anything.
+bench()
+{
+	local foot=${BENCH_FOOT:-32M} limit=${BENCH_LIMIT:-16M} reps=${BENCH_REPS:-3}
+	local tr srv addr lp rep k wl row wall maj rc nr=0
+	local -a rows=(b c e) extra
+	: >"$out/bench.txt"
+	echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+	for tr in rdma tcp; do
+		srv=M$tr
+		[ "$tr" = rdma ] && addr=$IP:0 || addr=127.0.0.1:0
+		start_memd "$srv" "$tr" "$addr" || {
+			t 1 "bench: leap-memd over $tr started"
+			return
+		}
+		addr=$(eval echo "\$${srv}_addr")
+		start_swapd "b$tr" "$tr" "$addr" || {
+			t 1 "bench: leap-swapd over $tr started"
+			return
+		}
+		lp=$(losetup --direct-io=on --show -f "$tmp/mntb$tr/swap") &&
+			mkswap -q "$lp" >/dev/null && swapon -p 32767 "$lp" || {
+			t 1 "bench: swap on leap-swapd over $tr"
+			return
+		}
+		loop=$lp
+		for ((rep = 1; rep <= reps; rep++)); do
+			for wl in seq stride:16; do
+				for ((k = 0; k < ${#rows[@]}; k++)); do
+					row=${rows[(k + rep - 1) % ${#rows[@]}]}
+					local -a cmd=("$B/leap-workload" --pattern "$wl" \
+						--footprint "$foot" --json)
+					case $row in
+					b)
+						nr=$((nr + 1))
+						mkdir -p "/sys/fs/cgroup/leapbench$nr"
+						echo "$limit" >"/sys/fs/cgroup/leapbench$nr/memory.max"
+						timeout -k 5 600 sh -c \
+							'echo $$ >"$0/cgroup.procs" && exec "$@"' \
+							"/sys/fs/cgroup/leapbench$nr" "${cmd[@]}" \
+							>"$tmp/bench.out" 2>"$tmp/bench.err"
+						rc=$?
+						rmdir "/sys/fs/cgroup/leapbench$nr" 2>/dev/null
+						;;
+					*)
+						extra=()
+						[ "$row" = e ] && extra=(--backend "$tmp/ctlb$tr"
+							--backend-dev "$lp")
+						timeout -k 5 600 "$B/leap-agent" run --memory-limit "$limit" \
+							"${extra[@]}" -- "${cmd[@]}" \
+							>"$tmp/bench.out" 2>"$tmp/bench.err"
+						rc=$?
+						;;
+					esac
+					wall=$(grep -o '"wall_s": *[0-9.]*' "$tmp/bench.out" | tail -n 1 |
+						grep -o '[0-9.]*$')
+					maj=$(grep -o '"majflt": *[0-9]*' "$tmp/bench.out" | tail -n 1 |
+						grep -o '[0-9]*$')
+					echo "transport=$tr workload=$wl row=$row rep=$rep rc=$rc" \
+						"wall_s=${wall:-} majflt=${maj:-}" >>"$out/bench.txt"
+					[ "$rc" = 0 ] && [ -n "$wall" ] || {
+						t 1 "bench: $tr $wl row $row rep $rep (exit $rc)"
+						note "$(tail -n 5 "$tmp/bench.err")"
+					}
+				done
+			done
+		done
+		swapoff "$lp" && losetup -d "$lp"
+		loop=
+		eval "kill \$swapdb${tr}_pid \$${srv}_pid"
+		sleep 0.5
+		umount -l "$tmp/mntb$tr" 2>/dev/null
+	done
+	t 0 "bench: $(grep -c 'rc=0' "$out/bench.txt") runs over RDMA and TCP"
+}
+
 if [ "$mode" = latency ]; then
 	latency
+	exit 0
+fi
+if [ "$mode" = bench ]; then
+	bench
 	exit 0
 fi
 
