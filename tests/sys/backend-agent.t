@@ -111,6 +111,20 @@ cmp_ok "$(j be swapin_misses)" -lt 8000 "major faults: $(j be swapin_misses) of 
 cmp_ok $((h1 - h0)) '>' 0 "leap-swapd's cache served $((h1 - h0)) of the kernel's reads"
 is "$(j be backend_cache_hits)" $((h1 - h0)) "the agent reports leap-swapd's own hit count"
 is "$(j be backend_errors)" 0 "no control-socket error"
+# A strided window's slots are scattered: nearly all of them are pushed.
+cmp_ok $(($(j be backend_left_to_kernel) * 10)) '<' "$(j be backend_queued)" \
+	"stride: $(j be backend_left_to_kernel) slots in runs left to the kernel, $(j be backend_queued) pushed"
+
+# A sequential window's slots follow each other: process_madvise reads them
+# as a few multi-page requests, so they are not pushed as well.
+agent beseq --policy leap --backend "$BK_CTL" --backend-dev "$loop" -- --pattern seq
+is "$?" 0 "seq in backend mode (swapcache): exit 0, every page verified" ||
+	diag "$(tail -5 "$tmp/beseq.err")"
+cmp_ok "$(j beseq backend_left_to_kernel)" '>' 10000 \
+	"seq: $(j beseq backend_left_to_kernel) slots in runs left to the kernel's reads"
+cmp_ok $(($(j beseq backend_queued) * 10)) '<' "$(j beseq backend_left_to_kernel)" \
+	"... and $(j beseq backend_queued) pushed"
+cmp_ok "$(j beseq swapin_misses)" -lt 8000 "seq: major faults $(j beseq swapin_misses) of 32768 swap-ins"
 
 agent bec --policy leap --backend "$BK_CTL" --backend-dev "$loop" --backend-into cache \
 	-- --pattern stride:16

@@ -90,12 +90,38 @@ static void votes(void **state)
 	assert_int_equal(cur, 4);
 }
 
+static void drop_runs(void **state)
+{
+	/* A run of 4 up, a strided part, a run of 4 down, short runs. */
+	uint64_t s[] = {10, 11, 12, 13, 40, 56, 72, 90, 89, 88, 87, 100, 101, 7, 200};
+	uint64_t want[] = {40, 56, 72, 100, 101, 7, 200};
+	uint64_t all[] = {5, 6, 7, 8, 9};
+	uint64_t turn[] = {5, 6, 7, 6, 5, 4};
+	uint64_t one[] = {3};
+	uint32_t n;
+	(void)state;
+
+	n = swapslot_drop_runs(s, 15, 4);
+	assert_int_equal(n, 7);
+	assert_memory_equal(s, want, sizeof(want));
+	/* A whole sequential window goes to the kernel alone. */
+	assert_int_equal(swapslot_drop_runs(all, 5, 4), 0);
+	/* min_run above the window: nothing dropped. */
+	assert_int_equal(swapslot_drop_runs(all, 5, 6), 5);
+	/* A turn ends a run: 5 6 7 is one (3 < 4, kept), 6 5 4 another. */
+	assert_int_equal(swapslot_drop_runs(turn, 6, 4), 6);
+	assert_int_equal(swapslot_drop_runs(turn, 6, 3), 0);
+	assert_int_equal(swapslot_drop_runs(one, 1, 2), 1);
+	assert_int_equal(swapslot_drop_runs(one, 0, 2), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(decode),
 		cmocka_unit_test(type_from_swaps),
 		cmocka_unit_test(votes),
+		cmocka_unit_test(drop_runs),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tests/vm/rdma-bench.sh [KERNEL [FOOTPRINT LIMIT REPS]]: bench-backend's
-# comparison over RDMA, in a soft-RoCE guest (default 6.1, 32M in 16M, 3
-# repetitions): leap-workload seq and stride:16 with swap on leap-swapd,
+# tests/vm/rdma-bench.sh [KERNEL [FOOTPRINT LIMIT REPS COMPUTE_NS]]:
+# bench-backend's comparison over RDMA, in a soft-RoCE guest (default 6.1,
+# 32M in 16M, 3 repetitions, 250 us of work per page: TCG makes the agent
+# late for a tight loop): leap-workload seq and stride:16 with swap on leap-swapd,
 # once with leap-memd over RDMA and once over TCP, rows b (Linux
 # readahead), c (leap-agent, process_madvise) and e (backend mode),
 # interleaved (tests/vm/rdma-guest.sh bench).  Prints the medians and the
@@ -12,11 +13,11 @@
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" -eq 0 ] || vm_die "needs root"
-kernel=${1:-6.1} foot=${2:-32M} limit=${3:-16M} reps=${4:-3}
+kernel=${1:-6.1} foot=${2:-32M} limit=${3:-16M} reps=${4:-3} compute=${5:-250000}
 run=$(mktemp -d /var/tmp/leap-rdma-bench.XXXXXX)
 trap 'rm -rf "$run"' EXIT
 bash "$VM_DIR/boot.sh" --quiet --timeout 2400 --swap-mib 0 --run-dir "$run" "$kernel" \
-	"$VM_DIR/rdma-guest.sh" "$VM_REPO" bench "$VM_CACHE" "$foot" "$limit" "$reps" >&2 || true
+	"$VM_DIR/rdma-guest.sh" "$VM_REPO" bench "$VM_CACHE" "$foot" "$limit" "$reps" "$compute" >&2 || true
 [ -s "$run/out/bench.txt" ] || {
 	tail -n 20 "$run/out/rdma.tap" "$run/console.log" >&2
 	vm_die "no bench runs recorded"
@@ -26,7 +27,8 @@ outdir=$VM_REPO/bench/out
 mkdir -p "$outdir"
 raw=$outdir/bench-rdma-$(date +%Y%m%d-%H%M%S).txt
 cp "$run/out/bench.txt" "$raw"
-echo "bench-rdma: $kernel guest (TCG), $foot in $limit, median of $reps; raw: $raw"
+echo "bench-rdma: $kernel guest (TCG), $foot in $limit, $compute ns of work per page," \
+	"median of $reps; raw: $raw"
 awk '
 {
 	for (i = 1; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # tests/vm/rdma-guest.sh REPO all|latency|bench VM_CACHE [LATENCY [SWAPD_ARGS]]
-# (bench: [FOOTPRINT LIMIT REPS]): runs inside a tests/vm/boot.sh
+# (bench: [FOOTPRINT LIMIT REPS COMPUTE_NS]): runs inside a tests/vm/boot.sh
 # guest (it needs soft-RoCE, which the host kernel lacks).  Creates an rxe
 # device over a dummy netdev, then with MODE all (tests/sys/rdma.t):
 # leap-memd A and B and leap-swapd with --transport rdma (r = 2), real swap
@@ -19,9 +19,9 @@ set -u
 repo=$1 mode=${2:-all} vm_cache=${3:-$1/tests/vm/cache} with_latency=${4:-0}
 # Extra leap-swapd options (LEAP_RDMA_T_SWAPD_ARGS, e.g. "--reg-cache mrrc").
 read -r -a swapd_extra <<<"${5:-}"
-# MODE bench: FOOTPRINT LIMIT REPS instead of LATENCY SWAPD_ARGS.
+# MODE bench: FOOTPRINT LIMIT REPS COMPUTE_NS instead of LATENCY SWAPD_ARGS.
 if [ "$mode" = bench ]; then
-	BENCH_FOOT=${4:-32M} BENCH_LIMIT=${5:-16M} BENCH_REPS=${6:-3}
+	BENCH_FOOT=${4:-32M} BENCH_LIMIT=${5:-16M} BENCH_REPS=${6:-3} BENCH_COMPUTE_NS=${7:-250000}
 	swapd_extra=()
 fi
 B=$repo/bin
@@ -179,7 +179,8 @@ PY
 # bench-backend's comparison in the guest: for each transport its own
 # leap-memd and leap-swapd (one server, defaults), swap on a direct-I/O loop
 # device over the FUSE file, and seq and stride:16 over BENCH_FOOT in
-# BENCH_LIMIT for the rows b (Linux readahead: a cgroup2 memory.max, no
+# BENCH_LIMIT, BENCH_COMPUTE_NS of work per page (TCG makes the agent late
+# for a tight loop: docs/vm.md), for the rows b (Linux readahead: a cgroup2 memory.max, no
 # agent), c (leap-agent run, process_madvise, its defaults) and e (backend
 # mode, --backend: its defaults), interleaved and rotated over BENCH_REPS.
 # One line per run in /run/leapvm/bench.txt.  rxe talks to itself without
@@ -187,6 +188,7 @@ PY
 bench()
 {
 	local foot=${BENCH_FOOT:-32M} limit=${BENCH_LIMIT:-16M} reps=${BENCH_REPS:-3}
+	local compute=${BENCH_COMPUTE_NS:-250000}
 	local tr srv addr lp rep k wl row wall maj rc nr=0
 	local -a rows=(b c e) extra
 	: >"$out/bench.txt"
@@ -214,7 +216,7 @@ bench()
 				for ((k = 0; k < ${#rows[@]}; k++)); do
 					row=${rows[(k + rep - 1) % ${#rows[@]}]}
 					local -a cmd=("$B/leap-workload" --pattern "$wl" \
-						--footprint "$foot" --json)
+						--footprint "$foot" --compute-ns "$compute" --json)
 					case $row in
 					b)
 						nr=$((nr + 1))

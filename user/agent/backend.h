@@ -17,19 +17,23 @@
 
 /* Pagemap entries of candidates remembered to confirm the swap type. */
 #define BACKEND_NOTES 4096
+/* Slots in a row that backend mode into the swap cache leaves to the
+ * kernel's own (merged) reads instead of pushing (swapslot_drop_runs). */
+#define BACKEND_MERGED_RUN 8
 /* Reply wait for one command; leap-swapd answers after queueing only. */
 #define BACKEND_TIMEOUT_MS 2000
 
 struct backend_stats {
-	uint64_t commands;	/* PREFETCH lines sent */
-	uint64_t queued;	/* slots leap-swapd queued */
-	uint64_t dropped;	/* slots it dropped (its queue was full) */
-	uint64_t out_of_range;	/* candidates beyond the device: never sent */
-	uint64_t errors;	/* failed commands (the link is then closed) */
-	uint64_t other_device;	/* candidates swapped to another swap area */
-	uint64_t no_offset;	/* swapped candidates pagemap showed without a slot */
-	uint64_t type_votes;	/* device reads that confirmed a candidate's type */
-	uint64_t type_switches; /* times the evidence changed the swap type */
+	uint64_t commands;	 /* PREFETCH lines sent */
+	uint64_t queued;	 /* slots leap-swapd queued */
+	uint64_t dropped;	 /* slots it dropped (its queue was full) */
+	uint64_t out_of_range;	 /* candidates beyond the device: never sent */
+	uint64_t errors;	 /* failed commands (the link is then closed) */
+	uint64_t other_device;	 /* candidates swapped to another swap area */
+	uint64_t no_offset;	 /* swapped candidates pagemap showed without a slot */
+	uint64_t left_to_kernel; /* slots in runs, read by process_madvise alone */
+	uint64_t type_votes;	 /* device reads that confirmed a candidate's type */
+	uint64_t type_switches;	 /* times the evidence changed the swap type */
 };
 
 /* A candidate's swap entry as pagemap showed it (to check the type). */

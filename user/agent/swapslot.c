@@ -54,3 +54,26 @@ int swapslot_vote(struct swapslot_votes *v, int cur, uint32_t type, uint64_t off
 		return (int)type;
 	return cur;
 }
+
+uint32_t swapslot_drop_runs(uint64_t *slots, uint32_t n, uint32_t min_run)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0, j; i < n; i = j) {
+		/* The run starting at i: +1 or -1 per step, one direction. */
+		int64_t dir = 0;
+
+		for (j = i + 1; j < n; j++) {
+			int64_t d = (int64_t)(slots[j] - slots[j - 1]);
+
+			if ((d != 1 && d != -1) || (dir && d != dir))
+				break;
+			dir = d;
+		}
+		if (j - i >= min_run)
+			continue;
+		for (uint32_t x = i; x < j; x++)
+			slots[k++] = slots[x];
+	}
+	return k;
+}

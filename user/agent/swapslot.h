@@ -49,4 +49,18 @@ struct swapslot_votes {
 int swapslot_vote(struct swapslot_votes *v, int cur, uint32_t type, uint64_t offset,
 		  uint64_t dev_off);
 
+/*
+ * The slots of a window worth pushing to leap-swapd after process_madvise
+ * has started the kernel's own reads: runs of at least min_run slots that
+ * follow each other (each one above or below the last, in the window's
+ * page order) are dropped, the rest kept in order.  process_madvise reads
+ * a range of pages under one block plug (mm/madvise.c), so such a run
+ * reaches the device as one request of many pages, which leap-swapd
+ * fetches in one READ per server anyway: pushing it too only costs the
+ * socket write and leap-swapd's demand-read skip.  Scattered slots (a
+ * strided window) are a request each; pushed, they are fetched together.
+ * Returns the new count.
+ */
+uint32_t swapslot_drop_runs(uint64_t *slots, uint32_t n, uint32_t min_run);
+
 #endif
