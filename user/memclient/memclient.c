@@ -268,6 +268,9 @@ static int srv_handshake(struct mc_server *s, struct leap_conn *c, uint8_t *rx,
 		 * (leap_mc_write) and takes the mark back. */
 		__atomic_store_n(&s->instance, m.u.hello_rep.instance, __ATOMIC_SEQ_CST);
 		srv_lost_everything(mc, s->idx);
+		/* It may have come back with or without a pin budget: one lane
+		 * until a MAP says (lane_take). */
+		__atomic_store_n(&s->mode_known, false, __ATOMIC_RELEASE);
 	}
 	__atomic_store_n(&s->instance, m.u.hello_rep.instance, __ATOMIC_SEQ_CST);
 	s->have_instance = true;
