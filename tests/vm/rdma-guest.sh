@@ -334,6 +334,27 @@ t $? "leap-swapd --transport rdma serves $tmp/mnts/swap (r = 2)" || {
 # The FUSE mount must be there before a loop device goes on it (a loop
 # over tmpfs wedges the machine).
 [ "$(stat -f -c %T "$tmp/mnts")" = fuseblk ] || exit 1
+
+# Discard with two lanes: single-page reads alternate between the lanes, so
+# both learn where pages X live; a punched hole frees X on both servers;
+# new pages Y may then get X's old slots, and X is written again.  A lane
+# that kept X's old answer would write X over Y.
+f=$tmp/mnts/swap
+for x in x1 y1 x2; do head -c $((64 * 4096)) /dev/urandom >"$tmp/$x"; done
+fr0=$(stat_of "$A_addr" pages_freed)
+dd if="$tmp/x1" of="$f" bs=4096 seek=1000 oflag=direct conv=notrunc status=none &&
+	dd if="$f" of=/dev/null bs=4096 skip=1000 count=64 iflag=direct status=none &&
+	fallocate -p -o $((1000 * 4096)) -l $((64 * 4096)) "$f" &&
+	dd if="$tmp/y1" of="$f" bs=4096 seek=3000 oflag=direct conv=notrunc status=none &&
+	dd if="$tmp/x2" of="$f" bs=4096 seek=1000 oflag=direct conv=notrunc status=none &&
+	dd if="$f" of="$tmp/x2.back" bs=4096 skip=1000 count=64 iflag=direct status=none &&
+	dd if="$f" of="$tmp/y1.back" bs=4096 skip=3000 count=64 iflag=direct status=none &&
+	cmp -s "$tmp/x2" "$tmp/x2.back" && cmp -s "$tmp/y1" "$tmp/y1.back"
+t $? "discard over RDMA with two lanes: pages freed, rewritten, and pages written since intact"
+fr=$(($(stat_of "$A_addr" pages_freed) - fr0))
+[ "$fr" = 64 ]
+t $? "leap-memd A freed the 64 punched pages ($fr)"
+
 loop=$(losetup --direct-io=on --show -f "$tmp/mnts/swap") || exit 1
 mkswap -q "$loop" >/dev/null && swapon -p 32767 "$loop"
 t $? "swap on $loop (direct I/O) over leap-swapd over RDMA" || exit 1
