@@ -293,11 +293,11 @@ static void record_latency(struct agent *a, struct agent_target *t,
  *    not in runs (swapslot_drop_runs: a run is one multi-page read of
  *    the kernel's, which leap-swapd fetches at once anyway; on sequential
  *    windows it used to skip ~90% of the pushed pages as just read on
- *    demand).  The kernel's reads are under way before leap-swapd hears of the window;
- *    those that reach it after its fetch thread took the window wait for
- *    that one multi-page fetch (pcache_take), the others are read on
- *    demand.  Either way the page lands in the swap cache: the fault is
- *    minor.  Pushing first was measured 2-3x slower: the socket round trip
+ *    demand).  The kernel's reads are under way before leap-swapd hears
+ *    of the window; those that reach it after its fetch thread took the
+ *    window wait for that one multi-page fetch (pcache_take), the others
+ *    are read on demand.  Either way the page lands in the swap cache:
+ *    the fault is minor.  Pushing first was measured 2-3x slower: the socket round trip
  *    delays process_madvise, and faults then reach pages it is still
  *    reading in (most likely sleeping a jiffy each in the -EEXIST retry
  *    of mm/swap_state.c __read_swap_cache_async).
