@@ -297,10 +297,10 @@ static void record_latency(struct agent *a, struct agent_target *t,
  *    of the window; those that reach it after its fetch thread took the
  *    window wait for that one multi-page fetch (pcache_take), the others
  *    are read on demand.  Either way the page lands in the swap cache:
- *    the fault is minor.  Pushing first was measured 2-3x slower: the socket round trip
- *    delays process_madvise, and faults then reach pages it is still
- *    reading in (most likely sleeping a jiffy each in the -EEXIST retry
- *    of mm/swap_state.c __read_swap_cache_async).
+ *    the fault is minor.  Pushing first was measured 2-3x slower: the
+ *    socket round trip delays process_madvise, and faults then reach
+ *    pages it is still reading in (most likely sleeping a jiffy each in
+ *    the -EEXIST retry of mm/swap_state.c __read_swap_cache_async).
  *  - otherwise: push only, and record the pages in the prefetched-page map
  *    first, so the (major) fault on one counts as the hit; leap-swapd's
  *    cache serves its read.

@@ -914,16 +914,15 @@ static int try_pages(struct mc_lane *l, void *p)
 	return 0;
 }
 
-/* One READ or WRITE through a lane (one-sided transports); *instance (if
- * asked) the server instance that carried it. */
+/* One READ or WRITE through a lane (one-sided transports); *instance the
+ * server instance that carried it. */
 static int lane_pages(struct mc_server *s, struct page_arg *pa, uint64_t *instance)
 {
 	struct mc_lane *l = lane_take(s);
 	struct leap_wire_msg m;
 	int rc = lane_request_(l, NULL, try_pages, pa, NULL, 0, pa->op, &m);
 
-	if (instance)
-		*instance = l->instance;
+	*instance = l->instance;
 	lane_put(l);
 	return rc;
 }
@@ -1002,38 +1001,23 @@ static int srv_io_finish(struct srv_io *io)
 static int srv_write(struct mc_server *s, const uint64_t *offset, uint32_t count,
 		     const void *pages)
 {
-	struct page_arg pa = {
-		.op = LEAP_WOP_WRITE, .count = count, .offset = offset, .pages = pages};
+	struct srv_io io;
 
-	if (s->pipes) {
-		struct srv_io io;
-
-		srv_io_start(&io, s, LEAP_WOP_WRITE, false, offset, count, NULL, pages);
-		return srv_io_finish(&io);
-	}
-	return lane_pages(s, &pa, NULL);
+	srv_io_start(&io, s, LEAP_WOP_WRITE, false, offset, count, NULL, pages);
+	return srv_io_finish(&io);
 }
 
 /* Reads count pages; out[i] gets page i; *present the server's mask. */
 static int srv_read(struct mc_server *s, const uint64_t *offset, uint32_t count,
 		    uint8_t *const *out, uint64_t *present)
 {
-	struct page_arg pa = {.op = LEAP_WOP_READ,
-			      .count = count,
-			      .offset = offset,
-			      .out = out,
-			      .present = present};
+	struct srv_io io;
+	int rc;
 
-	if (s->pipes) {
-		struct srv_io io;
-		int rc;
-
-		srv_io_start(&io, s, LEAP_WOP_READ, false, offset, count, out, NULL);
-		rc = srv_io_finish(&io);
-		*present = io.r.present;
-		return rc;
-	}
-	return lane_pages(s, &pa, NULL);
+	srv_io_start(&io, s, LEAP_WOP_READ, false, offset, count, out, NULL);
+	rc = srv_io_finish(&io);
+	*present = io.r.present;
+	return rc;
 }
 
 /* ---- the device --------------------------------------------------------- */
