@@ -214,16 +214,25 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, LEAP_ISSUED_WINDOWS);
-	__type(key, __u32);  /* window, as in leap_prefetched's value */
-	__type(value, __u8); /* 1 */
+	__type(key, __u32);   /* window, as in leap_prefetched's value */
+	__type(value, __u64); /* when its process_madvise returned, ns */
 } leap_issued SEC(".maps");
 
-/* Whether a recorded page was issued (include/leap_event.h). */
-static __always_inline bool pf_issued(__u32 pflags)
+/*
+ * Whether a recorded page was in the swap cache before a fault that began
+ * at fault_ns (include/leap_event.h): its window's process_madvise had
+ * returned by then.  A fault that began earlier and read the page itself
+ * raced the prefetch: late, not wasted.
+ */
+static __always_inline bool pf_issued_before(__u32 pflags, __u64 fault_ns)
 {
 	__u32 window = pflags >> LEAP_PF_WINDOW_SHIFT;
+	__u64 *done;
 
-	return window && bpf_map_lookup_elem(&leap_issued, &window);
+	if (!window)
+		return false;
+	done = bpf_map_lookup_elem(&leap_issued, &window);
+	return done && *done <= fault_ns;
 }
 
 /* Last faulting page of each stream, for leap_event.delta. */
@@ -511,7 +520,7 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 		flags |= LEAP_EV_PREFETCHED;
 		marker = pflags & LEAP_PF_MARKER;
 		bpf_map_delete_elem(&leap_prefetched, &pk);
-		if ((flags & LEAP_EV_MAJOR) && pf_issued(pflags)) {
+		if ((flags & LEAP_EV_MAJOR) && pf_issued_before(pflags, p->ts_ns)) {
 			flags |= LEAP_EV_WASTED;
 			if (st)
 				__sync_fetch_and_add(&st->prefetch_wasted, 1);

@@ -138,10 +138,15 @@ struct leap_pf_key {
  * The agent's window that recorded the page, in the value's bits from
  * LEAP_PF_WINDOW_SHIFT (30 bits, wrapping, never 0; 0: pushed to
  * leap-swapd only, never issued).  Once process_madvise returned with the
- * window accepted, the agent puts its number in leap_issued: its pages are
- * in the swap cache (reads submitted).  A major fault on a recorded page
- * before that is a late prefetch (the program got there first); after
- * it, the page was reclaimed before use: wasted.  One map update per
+ * window accepted, the agent puts its number in leap_issued, with the
+ * CLOCK_MONOTONIC time it returned: its pages are in the swap cache (reads
+ * submitted).  A major fault on a recorded page that began before that
+ * time is a late prefetch (the program got there first, or raced the
+ * prefetch for the slot); one that began after it means the page was
+ * reclaimed before use: wasted.  (Judged by when the fault completed, a
+ * 1-page window on the page a program reaches next was counted wasted
+ * nearly every time, and each waste halves a window: pressure.t's
+ * stride, 2026-11-25.)  One map update per
  * window, not one per page.  The newest LEAP_ISSUED_WINDOWS windows are
  * remembered, far more than the prefetched-page map can hold pages of.
  * (Bit 1 was a per-page "issued" flag before; unused.)

@@ -45,12 +45,13 @@ diag "prefetched $pf hits $hits wasted $wasted held for kernel readahead $held" 
 	"misses $(jq -r .swapin_misses "$js")"
 cmp_ok "$pf" '>' 3000 "thousands of pages prefetched"
 cmp_ok "$((hits * 100))" '>' "$((pf * 60))" "most prefetched pages were hit (> 60%)"
-# The target is 5%; measured by this test 4.5-11.8% (3 runs, 2026-11-25,
-# with the fill's pages made cold behind it), most of it in the first
-# ~150 ms of the scan, the first reclaim round after the fill
-# (docs/bench-real.md).  20% catches a regression without failing on noise.
-cmp_ok "$((wasted * 100))" '<' "$((pf * 20))" \
-	"prefetched pages reclaimed before use stay under 20% of those issued"
+# The issue's bound: under 5% of those issued.  Measured 0.3-0.5% (6 runs,
+# 2026-11-25), once a major fault that began before its window's
+# process_madvise returned counts as late, not wasted: counted as waste,
+# those races (the program reaching a page as its 1-page window went out)
+# made it 4.5-11.8%, and each one halved a window.
+cmp_ok "$((wasted * 100))" '<' "$((pf * 5))" \
+	"prefetched pages reclaimed before use stay under 5% of those issued"
 cmp_ok "$held" '>' 500 "the sequential fill was left to the kernel's readahead"
 # Held misses only get recorded: the thread is told not to wake the agent
 # (leap_quiet), and the strided scan after the fill lifts that again.

@@ -323,7 +323,7 @@ static void record_pages(struct prefetcher *p, uint32_t tgid, const uint64_t *pa
 static void settle_pages(struct prefetcher *p, uint32_t tgid, const struct iovec *asked,
 			 const struct iovec *done, uint32_t niov, uint64_t issued)
 {
-	__u8 one = 1;
+	__u64 done_ns = clock_ns(CLOCK_MONOTONIC); /* bpf_ktime_get_ns()'s clock */
 
 	if (p->prefetched_fd < 0)
 		return;
@@ -338,7 +338,7 @@ static void settle_pages(struct prefetcher *p, uint32_t tgid, const struct iovec
 		}
 	}
 	if (issued && p->issued_fd >= 0 &&
-	    bpf_map_update_elem(p->issued_fd, &p->window, &one, BPF_ANY))
+	    bpf_map_update_elem(p->issued_fd, &p->window, &done_ns, BPF_ANY))
 		p->stats.map_errors++;
 }
 
