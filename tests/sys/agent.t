@@ -79,13 +79,11 @@ run_timeout 120 "$AGENT" run --memory-limit 24M --config "$tmp/thread.conf" \
 	--kernel-readahead off --json "$tmp/thr.json" -- "$WL" --pattern interleave --threads 4 \
 	--footprint 64M --passes 2 >/dev/null 2>"$tmp/thr.err"
 is $? 0 "interleave x4 with per-thread streams: exit 0" || diag "$(cat "$tmp/thr.err")"
-# Hits swing widely run to run here: 499-21,683 in 36 runs (2026-11-25;
-# stream = process on the same workload: 696-24,215).  The low runs issue
-# as many windows (~4,600) but of ~1 page each, most of them read again as
-# major faults: a stream whose first windows come too late shrinks to
-# windows that stay too late.  So this checks that per-thread streams
-# prefetch and hit at all, not how well.
-cmp_ok "$(jf "$tmp/thr.json" hits)" '>' 100 "per-thread streams hit ($(jf "$tmp/thr.json" hits))"
+# Hits swung 499-21,683 over 36 runs here while a late fault on a 1-page
+# window counted as wasted and halved it (streams stuck at 1-page windows
+# that stay late); since late is told apart (leap_issued holds when the
+# window was issued), 10,386-25,148 over 12 runs (2026-11-25).
+cmp_ok "$(jf "$tmp/thr.json" hits)" '>' 2000 "per-thread streams hit ($(jf "$tmp/thr.json" hits))"
 
 # The command's exit status and signals come back.
 "$AGENT" run -- sh -c 'exit 7' 2>/dev/null
