@@ -95,6 +95,23 @@ int64_t leap_history_at(const struct leap_history *h, uint32_t i);
 bool leap_find_trend(const struct leap_history *h, const struct leap_params *p,
 		     int64_t *trend, uint32_t *window_used);
 
+/*
+ * A nested stride (LEAP_FLAVOR_OURS; not in the paper): the newest deltas
+ * repeat with a period of 2..LEAP_PERIOD_MAX that is not one stride, e.g.
+ * numpy's a[::4, ::1024] over 16-page rows: +2 seven times, then +50.
+ * FINDTREND's majority there is +2, and a window along it fetches every
+ * other page of the rows in between too, four times the pages used.  A
+ * period counts once the LEAP_PERIOD_SPAN newest deltas (at least two
+ * periods) repeat it exactly, every delta is within max_delta and not 0,
+ * and it advances (its deltas do not sum to 0).  deltas[] gets one
+ * period, oldest first: the delta that follows the newest page is
+ * deltas[0].  Returns the period, or 0.
+ */
+#define LEAP_PERIOD_MAX	 16u
+#define LEAP_PERIOD_SPAN 16u
+uint32_t leap_find_period(const struct leap_history *h, const struct leap_params *p,
+			  int64_t deltas[LEAP_PERIOD_MAX]);
+
 /* ---- Prefetch window ------------------------------------------------- */
 
 struct leap_window {
@@ -116,6 +133,14 @@ uint32_t leap_window_next(struct leap_window *w, const struct leap_params *p,
  */
 uint32_t leap_candidates(uint64_t pt, uint32_t pw, bool has_trend, int64_t trend,
 			 bool has_latest, int64_t latest, uint64_t *out, uint32_t cap);
+/*
+ * Up to min(pw, cap) pages from pt along a period of deltas (leap_find_period),
+ * starting with deltas[*phase]; *phase becomes the index of the delta after
+ * the last page written.  Stops before a page below 0 or past 2^64.
+ */
+uint32_t leap_candidates_periodic(uint64_t pt, uint32_t pw, const int64_t *deltas,
+				  uint32_t period, uint32_t *phase, uint64_t *out,
+				  uint32_t cap);
 
 /* ---- Pages a stream is done with ---------------------------------------- */
 
@@ -156,6 +181,7 @@ struct leap_stream_stats {
 	uint64_t lookaheads; /* windows issued by a hit on a marker (OURS) */
 	uint64_t offtrend;   /* misses off a live trend, not prefetched for (OURS) */
 	uint64_t wasted;     /* prefetched pages read again before use */
+	uint64_t periodic;   /* windows along a nested stride (OURS) */
 };
 
 struct leap_stream_key_t {
@@ -190,6 +216,11 @@ struct leap_stream {
 	uint64_t ra_marker;
 	uint64_t ra_last;
 	int64_t ra_stride;
+	/* ... or, for a nested stride (ra_period > 0), the period and the
+	 * index of its delta after ra_last (leap_find_period). */
+	uint32_t ra_period;
+	uint32_t ra_phase;
+	int64_t ra_deltas[LEAP_PERIOD_MAX];
 	struct leap_behind behind; /* pages it went past (agent: MADV_COLD) */
 
 	struct leap_stream_stats stats;

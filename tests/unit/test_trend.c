@@ -215,6 +215,71 @@ static void test_delta_zero(void **state)
 	assert_false(leap_find_trend(&t.h, &ours, &d, NULL));
 }
 
+/* A nested stride is found once two periods repeat; one stride, a period
+ * summing to 0, deltas past max_delta and noise are not periods. */
+static void test_period(void **state)
+{
+	struct leap_params p = test_params(32, 2, LEAP_FLAVOR_OURS);
+	struct test_history t;
+	int64_t deltas[LEAP_PERIOD_MAX];
+	uint64_t page = 1000;
+	(void)state;
+
+	/* numpy a[::4, ::1024] over 16-page rows: +2 x7, +50. */
+	test_history_init(&t, 32);
+	leap_history_push(&t.h, page);
+	for (int i = 0; i < 15; i++) {
+		page += i % 8 == 7 ? 50 : 2;
+		leap_history_push(&t.h, page);
+	}
+	assert_int_equal(leap_find_period(&t.h, &p, deltas), 0); /* 15 deltas */
+	page += 50; /* the 16th delta is the +50 of the second period */
+	leap_history_push(&t.h, page);
+	assert_int_equal(leap_find_period(&t.h, &p, deltas), 8);
+	/* Oldest first: the delta after the newest page comes first. */
+	for (int i = 0; i < 7; i++)
+		assert_int_equal(deltas[i], 2);
+	assert_int_equal(deltas[7], 50);
+	page += 2;
+	leap_history_push(&t.h, page);
+	assert_int_equal(leap_find_period(&t.h, &p, deltas), 8);
+	assert_int_equal(deltas[0], 2);
+	assert_int_equal(deltas[6], 50);
+	assert_int_equal(deltas[7], 2);
+
+	/* One stride is FINDTREND's, not a period. */
+	test_history_init(&t, 32);
+	for (uint64_t q = 0; q < 40; q++)
+		leap_history_push(&t.h, 5000 + 16 * q);
+	assert_int_equal(leap_find_period(&t.h, &p, deltas), 0);
+
+	/* Back and forth (sum 0) revisits pages: not a period. */
+	test_history_init(&t, 32);
+	for (uint64_t q = 0; q < 40; q++)
+		leap_history_push(&t.h, q % 2 ? 5003 : 5000);
+	assert_int_equal(leap_find_period(&t.h, &p, deltas), 0);
+
+	/* +1 x3, +300: past max_delta (256). */
+	test_history_init(&t, 32);
+	page = 0;
+	for (int i = 0; i < 40; i++) {
+		page += i % 4 == 3 ? 300 : 1;
+		leap_history_push(&t.h, page);
+	}
+	assert_int_equal(leap_find_period(&t.h, &p, deltas), 0);
+	p.max_delta = 0; /* no cap: a period */
+	assert_int_equal(leap_find_period(&t.h, &p, deltas), 4);
+
+	/* Noise never repeats exactly. */
+	test_history_init(&t, 32);
+	page = 1 << 20;
+	for (uint64_t q = 1; q < 40; q++) {
+		page += 1 + q * 7919 % 97;
+		leap_history_push(&t.h, page);
+	}
+	assert_int_equal(leap_find_period(&t.h, &p, deltas), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -225,6 +290,7 @@ int main(void)
 		cmocka_unit_test(test_wraparound),
 		cmocka_unit_test(test_negative_and_huge),
 		cmocka_unit_test(test_delta_zero),
+		cmocka_unit_test(test_period),
 	};
 	return cmocka_run_group_tests_name("trend", tests, NULL, NULL);
 }

@@ -405,6 +405,58 @@ static void test_after_kernel_readahead(void **state)
 	assert_int_equal(s.stats.misses, 1);
 }
 
+/*
+ * A nested stride (numpy's a[::4, ::1024]: +2 x7, +50) gets windows along
+ * its period, extended by look-ahead like a stride, so the scan stops
+ * missing and fetches no page it skips; FINDTREND's +2 alone fetched four
+ * pages for each one used.
+ */
+static void test_periodic_windows(void **state)
+{
+	struct leap_params p = params_pw(64);
+	int64_t storage[LEAP_HSIZE_MAX];
+	struct leap_stream s;
+	struct leap_decision d;
+	uint64_t out[LEAP_PW_LIMIT], page = 16000, periodic;
+	static bool asked[65536]; /* by page - 16000 */
+	uint32_t misses = 0, n;
+	(void)state;
+
+	memset(asked, 0, sizeof(asked));
+	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
+	for (int i = 0; i < 3000; i++) {
+		bool hit = asked[page - 16000];
+
+		n = leap_stream_access(&s, &p, page, hit, out, 64, &d);
+		misses += !hit && i > 100;
+		for (uint32_t k = 0; k < n; k++) {
+			/* Once the period is known, every page asked for is one
+			 * the scan reads: an even page among the first 16 of a
+			 * row of every 64 (the first windows follow +2). */
+			uint64_t off = out[k] - 16000;
+
+			assert_true(out[k] >= 16000 && off < 65536);
+			if (i > 100)
+				assert_true(off % 64 < 16 && off % 2 == 0);
+			asked[off] = true;
+		}
+		page += i % 8 == 7 ? 50 : 2;
+	}
+	assert_true(s.stats.periodic > 10);
+	assert_true(misses < 20);
+
+	/* The paper flavour keeps its majority trend (stats survive a reset). */
+	periodic = s.stats.periodic;
+	p.flavor = LEAP_FLAVOR_PAPER;
+	leap_stream_reset(&s, p.hsize);
+	page = 16000;
+	for (int i = 0; i < 100; i++) {
+		leap_stream_access(&s, &p, page, false, out, 64, &d);
+		page += i % 8 == 7 ? 50 : 2;
+	}
+	assert_int_equal(s.stats.periodic, periodic);
+}
+
 static void test_params_validation(void **state)
 {
 	struct leap_params p;
@@ -448,6 +500,7 @@ int main(void)
 		cmocka_unit_test(test_noise_offtrend),
 		cmocka_unit_test(test_wasted_shrinks_then_recovers),
 		cmocka_unit_test(test_after_kernel_readahead),
+		cmocka_unit_test(test_periodic_windows),
 		cmocka_unit_test(test_params_validation),
 	};
 	return cmocka_run_group_tests_name("window", tests, NULL, NULL);

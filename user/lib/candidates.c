@@ -61,6 +61,20 @@ static uint32_t around(uint64_t pt, uint32_t n, uint64_t *out)
 	return written;
 }
 
+uint32_t leap_candidates_periodic(uint64_t pt, uint32_t pw, const int64_t *deltas,
+				  uint32_t period, uint32_t *phase, uint64_t *out,
+				  uint32_t cap)
+{
+	uint32_t n = pw < cap ? pw : cap, written = 0;
+	uint64_t page = pt;
+
+	while (period > 0 && written < n && step(page, deltas[*phase], 1, &page)) {
+		out[written++] = page;
+		*phase = *phase + 1 == period ? 0 : *phase + 1;
+	}
+	return written;
+}
+
 uint32_t leap_candidates(uint64_t pt, uint32_t pw, bool has_trend, int64_t trend,
 			 bool has_latest, int64_t latest, uint64_t *out, uint32_t cap)
 {

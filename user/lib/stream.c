@@ -30,11 +30,59 @@ static void arm_lookahead(struct leap_stream *s, const struct leap_params *p,
 			  const uint64_t *out, uint32_t n, int64_t stride)
 {
 	s->ra_armed = p->flavor == LEAP_FLAVOR_OURS && n > 0 && stride != 0;
+	s->ra_period = 0;
 	if (!s->ra_armed)
 		return;
 	s->ra_marker = out[0];
 	s->ra_last = out[n - 1];
 	s->ra_stride = stride;
+}
+
+/* The same for a window along a nested stride; phase: the index of the
+ * delta after out[n - 1]. */
+static void arm_periodic(struct leap_stream *s, const uint64_t *out, uint32_t n,
+			 const int64_t *deltas, uint32_t period, uint32_t phase)
+{
+	s->ra_armed = n > 0;
+	s->ra_period = period;
+	if (!s->ra_armed)
+		return;
+	s->ra_marker = out[0];
+	s->ra_last = out[n - 1];
+	s->ra_stride = 0;
+	s->ra_phase = phase;
+	if (deltas != s->ra_deltas)
+		memcpy(s->ra_deltas, deltas, period * sizeof(*deltas));
+}
+
+/* Whether pt lies within the newest window along a nested stride. */
+static bool in_flight_periodic(const struct leap_stream *s, uint64_t pt)
+{
+	uint64_t lo = s->ra_marker < s->ra_last ? s->ra_marker : s->ra_last;
+	uint64_t hi = s->ra_marker < s->ra_last ? s->ra_last : s->ra_marker;
+
+	return s->ra_armed && s->ra_period > 0 && pt >= lo && pt <= hi;
+}
+
+/* A window of pw pages along a nested stride, beyond the one in flight when
+ * pt lies in it (the prefetch was late), else from pt. */
+static uint32_t periodic_window(struct leap_stream *s, uint64_t pt, uint32_t pw,
+				const int64_t *deltas, uint32_t period, uint64_t *out,
+				uint32_t cap)
+{
+	uint32_t phase = 0, n;
+
+	if (in_flight_periodic(s, pt)) {
+		pt = s->ra_last;
+		phase = s->ra_phase;
+		deltas = s->ra_deltas;
+		period = s->ra_period;
+	}
+	n = leap_candidates_periodic(pt, pw, deltas, period, &phase, out, cap);
+	s->stats.prefetched += n;
+	s->stats.periodic++;
+	arm_periodic(s, out, n, deltas, period, phase);
+	return n;
 }
 
 /* Whether pt lies in the newest strided window, on its stride (OURS). */
@@ -57,9 +105,23 @@ static uint32_t lookahead(struct leap_stream *s, const struct leap_params *p,
 			  uint64_t *out, uint32_t cap, struct leap_decision *d)
 {
 	uint32_t pw = leap_window_next(&s->win, p, true);
-	uint32_t n =
-		leap_candidates(s->ra_last, pw, true, s->ra_stride, false, 0, out, cap);
+	uint32_t n;
 
+	if (s->ra_period > 0) {
+		uint32_t phase = s->ra_phase;
+
+		n = leap_candidates_periodic(s->ra_last, pw, s->ra_deltas, s->ra_period,
+					     &phase, out, cap);
+		d->window = pw;
+		d->count = n;
+		d->lookahead = true;
+		s->stats.lookaheads++;
+		s->stats.prefetched += n;
+		s->stats.periodic++;
+		arm_periodic(s, out, n, s->ra_deltas, s->ra_period, phase);
+		return n;
+	}
+	n = leap_candidates(s->ra_last, pw, true, s->ra_stride, false, 0, out, cap);
 	d->window = pw;
 	d->count = n;
 	d->lookahead = true;
@@ -93,6 +155,8 @@ static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p
 			      uint32_t cap, struct leap_decision *dec)
 {
 	struct leap_decision d = {0};
+	int64_t period_deltas[LEAP_PERIOD_MAX];
+	uint32_t period = 0;
 	uint64_t prev;
 	bool had_prev, follows;
 
@@ -124,9 +188,12 @@ static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p
 	}
 	follows = had_prev && s->has_latest && (int64_t)(pt - prev) == s->latest_trend;
 	if (p->flavor == LEAP_FLAVOR_OURS) {
+		/* A nested stride: each of its deltas follows it. */
+		period = leap_find_period(&s->hist, p, period_deltas);
 		/* Noise between two trend pages must not break the trend. */
-		follows = follows || (s->has_anchor && s->has_latest &&
-				      (int64_t)(pt - s->anchor) == s->latest_trend);
+		follows = follows || period > 0 ||
+			  (s->has_anchor && s->has_latest &&
+			   (int64_t)(pt - s->anchor) == s->latest_trend);
 		if (follows || !d.trend_found || !s->has_anchor) {
 			s->anchor = pt;
 			s->has_anchor = true;
@@ -142,6 +209,12 @@ static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p
 	d.window = leap_window_next(&s->win, p, follows);
 	if (d.window == 0) {
 		s->stats.suspended++;
+	} else if (period > 0) {
+		d.count =
+			periodic_window(s, pt, d.window, period_deltas, period, out, cap);
+		if (dec)
+			*dec = d;
+		return d.count;
 	} else {
 		/* A miss inside the window already in flight (the prefetch was
 		 * late, not wrong): its pages are requested, go on beyond it. */

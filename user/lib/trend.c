@@ -57,6 +57,33 @@ static bool trend_acceptable(int64_t d, const struct leap_params *p)
 	return p->max_delta == 0 || magnitude(d) <= p->max_delta;
 }
 
+uint32_t leap_find_period(const struct leap_history *h, const struct leap_params *p,
+			  int64_t deltas[LEAP_PERIOD_MAX])
+{
+	for (uint32_t per = 2; per <= LEAP_PERIOD_MAX; per++) {
+		uint32_t span = 2 * per > LEAP_PERIOD_SPAN ? 2 * per : LEAP_PERIOD_SPAN;
+		bool repeats = span <= h->count, one_stride = true;
+		int64_t sum = 0;
+
+		for (uint32_t i = 0; repeats && i + per < span; i++)
+			repeats = leap_history_at(h, i) == leap_history_at(h, i + per);
+		for (uint32_t i = 0; repeats && i < per; i++) {
+			int64_t d = leap_history_at(h, i);
+
+			repeats = d != 0 &&
+				  (p->max_delta == 0 || magnitude(d) <= p->max_delta);
+			one_stride = one_stride && d == leap_history_at(h, 0);
+			sum += d;
+		}
+		if (!repeats || one_stride || sum == 0)
+			continue;
+		for (uint32_t i = 0; i < per; i++)
+			deltas[i] = leap_history_at(h, per - 1 - i);
+		return per;
+	}
+	return 0;
+}
+
 /*
  * Boyer-Moore majority vote over the n newest deltas, then a counting pass
  * to confirm: the vote alone returns a candidate even when none exists.
