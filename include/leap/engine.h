@@ -242,6 +242,7 @@ struct leap_decision {
 	uint32_t count;	 /* candidates written */
 	bool ran;	 /* DOPREFETCH ran (a miss) */
 	bool lookahead;	 /* a hit on the marker issued the next window */
+	bool periodic;	 /* the window follows a nested stride (leap_find_period) */
 	bool trend_found;
 	int64_t trend;
 };

@@ -419,7 +419,7 @@ static void test_periodic_windows(void **state)
 	struct leap_decision d;
 	uint64_t out[LEAP_PW_LIMIT], page = 16000, periodic;
 	static bool asked[65536]; /* by page - 16000 */
-	uint32_t misses = 0, n;
+	uint32_t misses = 0, flagged = 0, n;
 	(void)state;
 
 	memset(asked, 0, sizeof(asked));
@@ -429,6 +429,7 @@ static void test_periodic_windows(void **state)
 
 		n = leap_stream_access(&s, &p, page, hit, out, 64, &d);
 		misses += !hit && i > 100;
+		flagged += d.periodic;
 		for (uint32_t k = 0; k < n; k++) {
 			/* Once the period is known, every page asked for is one
 			 * the scan reads: an even page among the first 16 of a
@@ -443,6 +444,7 @@ static void test_periodic_windows(void **state)
 		page += i % 8 == 7 ? 50 : 2;
 	}
 	assert_true(s.stats.periodic > 10);
+	assert_int_equal(flagged, s.stats.periodic);
 	assert_true(misses < 20);
 
 	/* The paper flavour keeps its majority trend (stats survive a reset). */

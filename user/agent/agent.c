@@ -590,6 +590,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 		return 0;
 	}
 	a->c.lookaheads += dec.lookahead;
+	a->c.nested_strides += dec.periodic;
 	a->c.beyond_kernel_ra += ra_gap != 0;
 	if (a->be)
 		rc = backend_push(a, ev->tgid, cands, n,

@@ -42,6 +42,7 @@ struct agent_counters {
 	uint64_t hits;		   /* faults on pages we prefetched */
 	uint64_t late;		   /* major faults on pages we had prefetched */
 	uint64_t lookaheads;	   /* windows issued by a hit on a marker */
+	uint64_t nested_strides;   /* windows along a nested stride */
 	uint64_t prefetched;	   /* pages issued */
 	uint64_t exited;	   /* processes seen gone */
 	uint64_t ambiguous;	   /* backend mode: several device reads in one fault */

@@ -318,6 +318,8 @@ static const struct agent_metric {
 	 "Major faults on pages the agent had asked to prefetch (too late)."},
 	{"lookaheads", "leap_agent_lookaheads_total",
 	 "Prefetch windows issued early by a hit on a look-ahead marker."},
+	{"nested_stride_windows", "leap_agent_nested_stride_windows_total",
+	 "Prefetch windows along a nested stride (a repeating period of deltas)."},
 	{"prefetch_syscalls", "leap_agent_prefetch_syscalls_total",
 	 "process_madvise calls made."},
 	{"prefetch_not_swapped", "leap_agent_prefetch_not_swapped_pages_total",

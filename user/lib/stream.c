@@ -115,6 +115,7 @@ static uint32_t lookahead(struct leap_stream *s, const struct leap_params *p,
 		d->window = pw;
 		d->count = n;
 		d->lookahead = true;
+		d->periodic = true;
 		s->stats.lookaheads++;
 		s->stats.prefetched += n;
 		s->stats.periodic++;
@@ -212,6 +213,7 @@ static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p
 	} else if (period > 0) {
 		d.count =
 			periodic_window(s, pt, d.window, period_deltas, period, out, cap);
+		d.periodic = true;
 		if (dec)
 			*dec = d;
 		return d.count;
