@@ -60,6 +60,17 @@ static bool trend_acceptable(int64_t d, const struct leap_params *p)
 uint32_t leap_find_period(const struct leap_history *h, const struct leap_params *p,
 			  int64_t deltas[LEAP_PERIOD_MAX])
 {
+	uint32_t same = 1;
+
+	if (h->count < LEAP_PERIOD_SPAN)
+		return 0;
+	/* One stride repeats with every period: FINDTREND's, and the common
+	 * case on a miss, so it is ruled out first. */
+	while (same < LEAP_PERIOD_SPAN &&
+	       leap_history_at(h, same) == leap_history_at(h, 0))
+		same++;
+	if (same == LEAP_PERIOD_SPAN)
+		return 0;
 	for (uint32_t per = 2; per <= LEAP_PERIOD_MAX; per++) {
 		uint32_t span = 2 * per > LEAP_PERIOD_SPAN ? 2 * per : LEAP_PERIOD_SPAN;
 		bool repeats = span <= h->count, one_stride = true;
