@@ -323,10 +323,11 @@ static void record_pages(struct prefetcher *p, uint32_t tgid, const uint64_t *pa
 static void settle_pages(struct prefetcher *p, uint32_t tgid, const struct iovec *asked,
 			 const struct iovec *done, uint32_t niov, uint64_t issued)
 {
-	__u64 done_ns = clock_ns(CLOCK_MONOTONIC); /* bpf_ktime_get_ns()'s clock */
+	__u64 done_ns;
 
 	if (p->prefetched_fd < 0)
 		return;
+	done_ns = clock_ns(CLOCK_MONOTONIC); /* bpf_ktime_get_ns()'s clock */
 	for (uint32_t i = 0; i < niov; i++) {
 		uint64_t first = (uintptr_t)asked[i].iov_base >> PAGE_SHIFT;
 

@@ -64,25 +64,27 @@ static bool in_flight_periodic(const struct leap_stream *s, uint64_t pt)
 	return s->ra_armed && s->ra_period > 0 && pt >= lo && pt <= hi;
 }
 
-/* A window of pw pages along a nested stride, beyond the one in flight when
- * pt lies in it (the prefetch was late), else from pt. */
-static uint32_t periodic_window(struct leap_stream *s, uint64_t pt, uint32_t pw,
-				const int64_t *deltas, uint32_t period, uint64_t *out,
-				uint32_t cap)
+/* A window of pw pages along a nested stride from page `from`, whose next
+ * delta is deltas[phase]; armed for look-ahead. */
+static uint32_t periodic_window(struct leap_stream *s, uint64_t from, uint32_t phase,
+				const int64_t *deltas, uint32_t period, uint32_t pw,
+				uint64_t *out, uint32_t cap)
 {
-	uint32_t phase = 0, n;
+	uint32_t n = leap_candidates_periodic(from, pw, deltas, period, &phase, out, cap);
 
-	if (in_flight_periodic(s, pt)) {
-		pt = s->ra_last;
-		phase = s->ra_phase;
-		deltas = s->ra_deltas;
-		period = s->ra_period;
-	}
-	n = leap_candidates_periodic(pt, pw, deltas, period, &phase, out, cap);
 	s->stats.prefetched += n;
 	s->stats.periodic++;
 	arm_periodic(s, out, n, deltas, period, phase);
 	return n;
+}
+
+/* The window in flight goes on (look-ahead, or a late prefetch's miss in
+ * it): the next pw pages beyond it. */
+static uint32_t periodic_continue(struct leap_stream *s, uint32_t pw, uint64_t *out,
+				  uint32_t cap)
+{
+	return periodic_window(s, s->ra_last, s->ra_phase, s->ra_deltas, s->ra_period, pw,
+			       out, cap);
 }
 
 /* Whether pt lies in the newest strided window, on its stride (OURS). */
@@ -100,35 +102,26 @@ static bool in_flight(const struct leap_stream *s, const struct leap_params *p,
 	return pt >= lo && pt <= hi && (pt - lo) % mag == 0;
 }
 
-/* A hit on the marker: the next window along the same stride. */
+/* A hit on the marker: the next window along the same stride or period. */
 static uint32_t lookahead(struct leap_stream *s, const struct leap_params *p,
 			  uint64_t *out, uint32_t cap, struct leap_decision *d)
 {
 	uint32_t pw = leap_window_next(&s->win, p, true);
 	uint32_t n;
 
-	if (s->ra_period > 0) {
-		uint32_t phase = s->ra_phase;
-
-		n = leap_candidates_periodic(s->ra_last, pw, s->ra_deltas, s->ra_period,
-					     &phase, out, cap);
-		d->window = pw;
-		d->count = n;
-		d->lookahead = true;
-		d->periodic = true;
-		s->stats.lookaheads++;
+	d->periodic = s->ra_period > 0;
+	if (d->periodic) {
+		n = periodic_continue(s, pw, out, cap);
+	} else {
+		n = leap_candidates(s->ra_last, pw, true, s->ra_stride, false, 0, out,
+				    cap);
 		s->stats.prefetched += n;
-		s->stats.periodic++;
-		arm_periodic(s, out, n, s->ra_deltas, s->ra_period, phase);
-		return n;
+		arm_lookahead(s, p, out, n, s->ra_stride);
 	}
-	n = leap_candidates(s->ra_last, pw, true, s->ra_stride, false, 0, out, cap);
 	d->window = pw;
 	d->count = n;
 	d->lookahead = true;
 	s->stats.lookaheads++;
-	s->stats.prefetched += n;
-	arm_lookahead(s, p, out, n, s->ra_stride);
 	return n;
 }
 
@@ -211,8 +204,10 @@ static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p
 	if (d.window == 0) {
 		s->stats.suspended++;
 	} else if (period > 0) {
-		d.count =
-			periodic_window(s, pt, d.window, period_deltas, period, out, cap);
+		d.count = in_flight_periodic(s, pt)
+				  ? periodic_continue(s, d.window, out, cap)
+				  : periodic_window(s, pt, 0, period_deltas, period,
+						    d.window, out, cap);
 		d.periodic = true;
 		if (dec)
 			*dec = d;

@@ -73,7 +73,7 @@ uint32_t leap_find_period(const struct leap_history *h, const struct leap_params
 		return 0;
 	for (uint32_t per = 2; per <= LEAP_PERIOD_MAX; per++) {
 		uint32_t span = 2 * per > LEAP_PERIOD_SPAN ? 2 * per : LEAP_PERIOD_SPAN;
-		bool repeats = span <= h->count, one_stride = true;
+		bool repeats = span <= h->count;
 		int64_t sum = 0;
 
 		for (uint32_t i = 0; repeats && i + per < span; i++)
@@ -83,10 +83,11 @@ uint32_t leap_find_period(const struct leap_history *h, const struct leap_params
 
 			repeats = d != 0 &&
 				  (p->max_delta == 0 || magnitude(d) <= p->max_delta);
-			one_stride = one_stride && d == leap_history_at(h, 0);
 			sum += d;
 		}
-		if (!repeats || one_stride || sum == 0)
+		/* (A period of one delta repeated is one stride: ruled out above,
+		 * since the span's deltas would all be equal.) */
+		if (!repeats || sum == 0)
 			continue;
 		for (uint32_t i = 0; i < per; i++)
 			deltas[i] = leap_history_at(h, per - 1 - i);
