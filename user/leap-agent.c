@@ -910,6 +910,10 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 			{"quiet_lifts", a->c.quiet_lifts},
 			{"prefetch_syscalls", a->pf.stats.syscalls},
 			{"prefetch_not_swapped", a->pf.stats.not_swapped},
+			{"prefetch_record_calls", a->pf.stats.record_calls},
+			{"pagemap_scans", a->pf.pagemap.scans},
+			{"pagemap_reads", a->pf.pagemap.reads},
+			{"prefetch_map_errors", a->pf.stats.map_errors},
 			{"cold_behind_pages", a->pf.stats.cold_pages},
 		};
 
@@ -950,6 +954,10 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 			       json_object_new_double(a->pf.stats.madvise_cpu_ns / 1e9));
 	json_object_object_add(o, "prefetch_syscall_wall_s",
 			       json_object_new_double(a->pf.stats.madvise_wall_ns / 1e9));
+	json_object_object_add(o, "cold_syscall_cpu_s",
+			       json_object_new_double(a->pf.stats.cold_cpu_ns / 1e9));
+	json_object_object_add(o, "cold_syscalls",
+			       json_object_new_uint64(a->pf.stats.cold_calls));
 	json_object_object_add(
 		o, "agent_own_cpu_us_per_event",
 		json_object_new_double(per_event_us(own_cpu, a->c.events)));

@@ -52,6 +52,8 @@ struct leap_observer {
 	struct ring_buffer *rb;
 	struct leap_cg_stats *stats; /* mmap of leap_stats */
 	size_t stats_len;
+	struct leap_issued_slot *issued; /* mmap of leap_issued */
+	size_t issued_len;
 	int stats_fd; /* bpf_enable_stats() fd, -1 if off */
 	leap_observer_event_fn on_event;
 	void *event_ctx;
@@ -180,6 +182,7 @@ static void set_autoload(struct leap_observer_bpf *skel, enum leap_hook hook,
 					  !strcmp(read_fn, "swap_read_folio"));
 	bpf_program__set_autoload(skel->progs.leap_readpage,
 				  fentry && read_fn && !strcmp(read_fn, "swap_readpage"));
+	bpf_program__set_autoload(skel->progs.leap_record, false);
 }
 
 /*
@@ -653,6 +656,11 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 	 * empty (an LRU map is preallocated whole). */
 	if (obs->hook == LEAP_HOOK_TRACEPOINT)
 		bpf_map__set_max_entries(obs->skel->maps.leap_pending, 1);
+	/* The agent's window recorder: a syscall program (5.14+); without
+	 * it the agent records with BPF_MAP_UPDATE_BATCH. */
+	bpf_program__set_autoload(
+		obs->skel->progs.leap_record,
+		libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) == 1);
 	obs->skel->rodata->leap_backend_dev = opts->backend_dev;
 	obs->skel->rodata->leap_agent_tgid =
 		opts->self_tgid ? opts->self_tgid : (__u32)getpid();
@@ -701,6 +709,16 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 		leap_log(LEAP_LOG_ERROR, "mmap of the stats map: %s", strerror(-err));
 		goto fail;
 	}
+	obs->issued_len = sizeof(struct leap_issued_slot) * LEAP_ISSUED_WINDOWS;
+	obs->issued = mmap(NULL, obs->issued_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			   bpf_map__fd(obs->skel->maps.leap_issued), 0);
+	if (obs->issued == MAP_FAILED) {
+		err = -errno;
+		obs->issued = NULL;
+		leap_log(LEAP_LOG_ERROR, "mmap of the issued-window map: %s",
+			 strerror(-err));
+		goto fail;
+	}
 	obs->rb = ring_buffer__new(bpf_map__fd(obs->skel->maps.leap_events), ring_sample,
 				   obs, NULL);
 	if (!obs->rb) {
@@ -733,6 +751,8 @@ void leap_observer_close(struct leap_observer *obs)
 	ring_buffer__free(obs->rb);
 	if (obs->stats)
 		munmap(obs->stats, obs->stats_len);
+	if (obs->issued)
+		munmap(obs->issued, obs->issued_len);
 	if (obs->stats_fd >= 0)
 		close(obs->stats_fd);
 	leap_observer_bpf__destroy(obs->skel); /* detaches and unloads */
@@ -923,6 +943,11 @@ struct leap_cg_stats *leap_observer_stats(struct leap_observer *obs, __u32 slot)
 	return &obs->stats[slot];
 }
 
+struct leap_issued_slot *leap_observer_issued(struct leap_observer *obs)
+{
+	return obs ? obs->issued : NULL;
+}
+
 void leap_observer_stats_sum(struct leap_observer *obs, struct leap_cg_stats *sum)
 {
 	memset(sum, 0, sizeof(*sum));
@@ -974,6 +999,11 @@ int leap_observer_map_fd(const struct leap_observer *obs, const char *name)
 		return bpf_map__fd(obs->skel->maps.leap_prefetched);
 	if (!strcmp(name, "issued"))
 		return bpf_map__fd(obs->skel->maps.leap_issued);
+	if (!strcmp(name, "record")) {
+		int fd = bpf_program__fd(obs->skel->progs.leap_record);
+
+		return fd >= 0 ? fd : -ENOENT;
+	}
 	if (!strcmp(name, "leaves"))
 		return bpf_map__fd(obs->skel->maps.leap_leaves);
 	if (!strcmp(name, "match"))
@@ -1017,6 +1047,8 @@ int leap_observer_prog_stats(struct leap_observer *obs, struct leap_prog_stats *
 			break;
 		if (fd < 0)
 			continue; /* not loaded (other hook set) */
+		if (bpf_program__type(prog) == BPF_PROG_TYPE_SYSCALL)
+			continue; /* run by the agent, not on faults */
 		memset(&info, 0, sizeof(info));
 		if (bpf_obj_get_info_by_fd(fd, &info, &len))
 			return -errno;

@@ -171,9 +171,14 @@ int leap_observer_consume(struct leap_observer *obs);
 int leap_observer_epoll_fd(const struct leap_observer *obs);
 
 /* Map fds for callers that want raw access (name: "cgroups", "pids",
- * "stats", "events", "owner", "prefetched", "leaves", "match"); -ENOENT
- * for other names. */
+ * "stats", "events", "owner", "prefetched", "issued", "leaves", "match"),
+ * and the fd of the leap_record program ("record"; -ENOENT on kernels
+ * without syscall programs, < 5.14); -ENOENT for other names. */
 int leap_observer_map_fd(const struct leap_observer *obs, const char *name);
+
+/* leap_issued, mmapped: LEAP_ISSUED_WINDOWS slots the agent writes
+ * (include/leap_event.h). */
+struct leap_issued_slot *leap_observer_issued(struct leap_observer *obs);
 
 /* ---- BPF program statistics, for benchmarks ---------------------------- */
 
@@ -188,7 +193,8 @@ struct leap_prog_stats {
 /* Turns on kernel-wide BPF run-time stats (bpf_enable_stats) until close. */
 int leap_observer_enable_prog_stats(struct leap_observer *obs);
 
-/* Fills up to max entries for the loaded programs; returns how many. */
+/* Fills up to max entries for the loaded programs that run on faults
+ * (not leap_record, which the agent runs); returns how many. */
 int leap_observer_prog_stats(struct leap_observer *obs, struct leap_prog_stats *out,
 			     int max);
 

@@ -13,7 +13,9 @@
 #    wasted ones stay a small fraction of those issued;
 #  - a sequential fill, which the kernel's readahead serves, is left to it
 #    (held_for_kernel_readahead), so the two never fetch the same pages,
-#    and its misses stop waking the agent until the strided scan begins.
+#    and its misses stop waking the agent until the strided scan begins;
+#  - the windows were recorded by the leap_record BPF program (5.14+) with
+#    no page refused, and the pagemap filter used PAGEMAP_SCAN (6.7+).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -57,6 +59,21 @@ cmp_ok "$held" '>' 500 "the sequential fill was left to the kernel's readahead"
 # (leap_quiet), and the strided scan after the fill lifts that again.
 cmp_ok "$(jq -r .quiet_sets "$js")" '>=' 1 "the fill's thread stopped waking the agent"
 cmp_ok "$(jq -r .quiet_lifts "$js")" '>=' 1 "the strided scan woke it again"
+# The cheaper paths the agent takes where the kernel has them: a failure
+# would silently fall back to the slower ones.
+kver=$(uname -r | awk -F. '{print $1 * 1000 + $2}')
+if [ "$kver" -ge 5014 ]; then
+	cmp_ok "$(jq -r .prefetch_record_calls "$js")" '>' 100 \
+		"windows recorded by the leap_record program"
+else
+	skip "windows recorded by the leap_record program" "kernel $(uname -r) < 5.14"
+fi
+is "$(jq -r .prefetch_map_errors "$js")" 0 "no prefetched page refused by the map"
+if [ "$kver" -ge 6007 ]; then
+	cmp_ok "$(jq -r .pagemap_scans "$js")" '>' 100 "the pagemap filter used PAGEMAP_SCAN"
+else
+	skip "the pagemap filter used PAGEMAP_SCAN" "kernel $(uname -r) < 6.7"
+fi
 
 # The count itself: a scan whose windows, once in the swap cache, are
 # reclaimed by squeezing the cgroup's limit before the program gets there

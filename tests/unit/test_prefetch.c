@@ -3,17 +3,29 @@
  * The prefetcher against a real process (this one): range merging, holes
  * (unmapped pages) skipped without losing the rest, the pagemap filter, and
  * a dead pid.  Needs a kernel with process_madvise(MADV_WILLNEED) (>= 5.15).
+ *
+ * The pagemap filter's two readers (PAGEMAP_SCAN and pread) must agree.
+ * With swap on, half the pages of a region are paged out (MADV_PAGEOUT)
+ * so that there are swapped pages to find; LEAP_TEST_REQUIRE_SWAP=1
+ * (tests/sys/pagemap.t, which sets up swap) makes that mandatory.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "engine_test.h"
+#include "../../user/agent/pagemap.h"
 #include "../../user/agent/prefetch.h"
+
+#ifndef MADV_PAGEOUT
+#define MADV_PAGEOUT 21
+#endif
 
 static int setup(void **state)
 {
@@ -120,12 +132,94 @@ static void test_dead_process(void **state)
 	prefetch_close(&p);
 }
 
+/* Whether the running kernel is at least major.minor. */
+static bool kernel_at_least(int major, int minor)
+{
+	struct utsname u;
+	int ma = 0, mi = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &ma, &mi) != 2)
+		return false;
+	return ma > major || (ma == major && mi >= minor);
+}
+
+/* Keeps pages[0..n) through r, on a copy; the kept count. */
+static uint32_t keep_copy(struct pagemap_reader *r, int fd, const uint64_t *pages,
+			  uint32_t n, uint64_t *out)
+{
+	memcpy(out, pages, n * sizeof(*pages));
+	return pagemap_keep_swapped(r, fd, out, n, NULL);
+}
+
+#define PM_REGION 2048 /* pages: > 256 regions alternate, several scans */
+#define PM_HOLE	  1000 /* pages PM_HOLE..PM_HOLE+9 unmapped */
+
+static void test_pagemap_readers(void **state)
+{
+	static uint64_t all[PM_REGION], a[PM_REGION], b[PM_REGION];
+	struct pagemap_reader scan = {0}, plain = {.no_scan = true};
+	const char *need = getenv("LEAP_TEST_REQUIRE_SWAP");
+	char *buf = mmap(NULL, PM_REGION * 4096L, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uint64_t base = (uintptr_t)buf >> 12;
+	uint32_t n = 0, ka, kb, expect = 0;
+	int fd = open("/proc/self/pagemap", O_RDONLY);
+	bool swapped;
+	(void)state;
+
+	assert_true(buf != MAP_FAILED);
+	assert_true(fd >= 0);
+	memset(buf, 1, PM_REGION * 4096L);
+	/* Out, then the odd pages back in: swapped and present alternate
+	 * (with no swap, MADV_PAGEOUT leaves anonymous pages present). */
+	swapped = madvise(buf, PM_REGION * 4096L, MADV_PAGEOUT) == 0;
+	for (long i = 1; i < PM_REGION; i += 2)
+		assert_int_equal(((volatile char *)buf)[i * 4096], 1);
+	assert_int_equal(munmap(buf + PM_HOLE * 4096L, 10 * 4096), 0);
+	for (uint32_t i = 0; i < PM_REGION; i++) {
+		all[n++] = base + i;
+		expect += i % 2 == 0 && (i < PM_HOLE || i >= PM_HOLE + 10);
+	}
+
+	ka = keep_copy(&scan, fd, all, n, a);
+	kb = keep_copy(&plain, fd, all, n, b);
+	fprintf(stderr, "# pagemap: %u of %u swapped (PAGEMAP_SCAN %s, %lu scans)\n", kb,
+		n, scan.no_scan ? "missing" : "used", (unsigned long)scan.scans);
+	assert_int_equal(ka, kb);
+	assert_memory_equal(a, b, ka * sizeof(*a));
+	assert_int_equal(plain.scans, 0);
+	if (kernel_at_least(6, 7)) {
+		assert_false(scan.no_scan);
+		/* More regions than one call returns: the walk goes on. */
+		if (kb > 256)
+			assert_true(scan.scans >= 4 && scan.reads == 0);
+	}
+	if (need && !strcmp(need, "1")) {
+		assert_true(swapped);
+		assert_int_equal(kb, expect);
+	}
+
+	/* A strided window over the same pages: every 16th. */
+	n = 0;
+	for (uint32_t i = 0; i < PM_REGION; i += 16)
+		all[n++] = base + i;
+	ka = keep_copy(&scan, fd, all, n, a);
+	kb = keep_copy(&plain, fd, all, n, b);
+	assert_int_equal(ka, kb);
+	assert_memory_equal(a, b, ka * sizeof(*a));
+	if (need && !strcmp(need, "1"))
+		assert_int_equal(kb, n - 1); /* all but the one in the hole */
+	close(fd);
+	munmap(buf, PM_REGION * 4096L);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_holes_and_merging),
 		cmocka_unit_test(test_dead_process),
 		cmocka_unit_test(test_iovec_order),
+		cmocka_unit_test(test_pagemap_readers),
 	};
 	return cmocka_run_group_tests_name("prefetch", tests, setup, NULL);
 }

@@ -70,7 +70,8 @@ void agent_attach_observer(struct agent *a, struct leap_observer *obs)
 {
 	a->obs = obs;
 	a->pf.prefetched_fd = leap_observer_map_fd(obs, "prefetched");
-	a->pf.issued_fd = leap_observer_map_fd(obs, "issued");
+	a->pf.record_fd = leap_observer_map_fd(obs, "record");
+	a->pf.issued = leap_observer_issued(obs);
 	leaves_init(&a->leaves, leap_observer_map_fd(obs, "leaves"),
 		    leap_observer_map_fd(obs, "match"));
 }

@@ -8,9 +8,8 @@
  * exactly that range and go on with the rest.
  *
  * Before asking, /proc/PID/pagemap tells which candidates are really swapped
- * out (bit 62, "page swapped", Documentation/admin-guide/mm/pagemap.rst):
- * resident or never-touched pages would be no-ops for the kernel but would
- * count as prefetched and, later, as false hits.
+ * out (pagemap.c): resident or never-touched pages would be no-ops for the
+ * kernel but would count as prefetched and, later, as false hits.
  *
  * Hits are detected in BPF: the pages we are about to advise go into the
  * leap_prefetched map first (so a fault racing with process_madvise is
@@ -31,12 +30,10 @@
 #include <bpf/bpf.h>
 
 #include "leap_event.h"
+#include "pagemap.h"
 #include "prefetch.h"
 
-#define PAGE_SHIFT	 12
-#define PM_SWAP		 (1ULL << 62)
-#define PM_PRESENT	 (1ULL << 63)
-#define PAGEMAP_SPAN_MAX 4096 /* pages read in one pread (32 KiB) */
+#define PAGE_SHIFT 12
 #ifndef IOV_MAX
 #define IOV_MAX 1024
 #endif
@@ -82,7 +79,7 @@ void prefetch_init(struct prefetcher *p, int prefetched_map_fd, bool use_pagemap
 	for (int i = 0; i < PREFETCH_FD_CACHE; i++)
 		p->procs[i].pidfd = p->procs[i].pagemap_fd = -1;
 	p->prefetched_fd = prefetched_map_fd;
-	p->issued_fd = -1;
+	p->record_fd = -1;
 	p->use_pagemap = use_pagemap;
 }
 
@@ -181,44 +178,6 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 /*
- * Keeps the pages pagemap reports as swapped out; returns the new count.
- * ent (optional) receives the kept pages' pagemap entries.
- */
-static uint32_t keep_swapped(int fd, uint64_t *pages, uint32_t n, uint64_t *ent)
-{
-	uint64_t buf[PAGEMAP_SPAN_MAX];
-	uint32_t kept = 0, i = 0;
-
-	while (i < n) {
-		/* One read covers every page within the span from pages[i]. */
-		uint64_t first = pages[i];
-		uint32_t j = i;
-		size_t span;
-		ssize_t got;
-
-		while (j < n && pages[j] - first < PAGEMAP_SPAN_MAX)
-			j++;
-		span = (size_t)(pages[j - 1] - first + 1);
-		got = pread(fd, buf, span * sizeof(uint64_t),
-			    (off_t)(first * sizeof(uint64_t)));
-		if (got < 0)
-			return ent ? 0 : n; /* unreadable (process gone?): let madvise
-					       decide, or push nothing */
-		for (; i < j; i++) {
-			size_t k = (size_t)(pages[i] - first);
-
-			if (k < (size_t)got / sizeof(uint64_t) && (buf[k] & PM_SWAP) &&
-			    !(buf[k] & PM_PRESENT)) {
-				if (ent)
-					ent[kept] = buf[k];
-				pages[kept++] = pages[i];
-			}
-		}
-	}
-	return kept;
-}
-
-/*
  * Issues iov[0..n) in IOV_MAX batches, skipping ranges that fail.  On return
  * the ranges not advised have iov_len 0, so the caller records only what
  * the kernel accepted.
@@ -268,12 +227,35 @@ static int advise_all(struct prefetcher *p, int pidfd, struct iovec *iov, size_t
 
 /*
  * Adds pages[0..n) of tgid to the BPF prefetched-page map, tagged with
- * their window (LEAP_PF_WINDOW_SHIFT; 0: never issued), in one BPF_MAP_UPDATE_BATCH where
- * the kernel has it (5.6+).  A batch stops at the first key it cannot
- * update (the map full) and says how many it did (kernel/bpf/syscall.c
- * generic_map_update_batch()): that page is skipped.  Without batches,
- * one call per page.
+ * their window (LEAP_PF_WINDOW_SHIFT; 0: never issued).  With the
+ * leap_record program (5.14+) one BPF_PROG_TEST_RUN does it, the map
+ * updates made in the kernel; it returns how many it recorded.  Otherwise
+ * one BPF_MAP_UPDATE_BATCH where the kernel has it (5.6+): a batch stops
+ * at the first key it cannot update (the map full) and says how many it
+ * did (kernel/bpf/syscall.c generic_map_update_batch()); that page is
+ * skipped.  Without batches, one call per page.
  */
+static bool record_by_program(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
+			      uint32_t n, uint64_t marker, uint32_t window)
+{
+	struct leap_record_args args = {.pages = (uintptr_t)pages,
+					.marker = marker,
+					.tgid = tgid,
+					.n = n,
+					.window = window};
+	LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = &args, .ctx_size_in = sizeof(args));
+
+	if (bpf_prog_test_run_opts(p->record_fd, &run)) {
+		/* Not runnable after all: batches from now on. */
+		p->record_fd = -1;
+		return false;
+	}
+	p->stats.record_calls++;
+	if (run.retval < n)
+		p->stats.map_errors += n - run.retval;
+	return true;
+}
+
 static void record_pages(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 			 uint32_t n, uint64_t marker, uint32_t window)
 {
@@ -285,6 +267,8 @@ static void record_pages(struct prefetcher *p, uint32_t tgid, const uint64_t *pa
 		return;
 	if (n > LEAP_PREFETCH_MAX_PAGES)
 		n = LEAP_PREFETCH_MAX_PAGES;
+	if (p->record_fd >= 0 && record_by_program(p, tgid, pages, n, marker, window))
+		return;
 	for (uint32_t i = 0; i < n; i++) {
 		keys[i] = (struct leap_pf_key){.tgid = tgid, .page = pages[i]};
 		vals[i] = window << LEAP_PF_WINDOW_SHIFT |
@@ -313,21 +297,21 @@ static void record_pages(struct prefetcher *p, uint32_t tgid, const uint64_t *pa
  * After process_madvise: pages of ranges the kernel refused (iov_len 0 in
  * done[]) come back out of the prefetched-page map (rare, one by one); the
  * accepted ones are in the swap cache, so from now on a major fault on one
- * means it was reclaimed before use.  That is one update for the whole
- * window: it goes into leap_issued.  Marking each page instead cost
- * one bpf() call per prefetched page (1-1.5 us of the agent's CPU per
- * event), and BPF_MAP_UPDATE_BATCH cannot do it: its elem_flags take only
- * BPF_F_LOCK, so it cannot leave out the pages a fault took out meanwhile
- * (BPF_EXIST), and adding those back would count a later fault as ours.
+ * means it was reclaimed before use.  That is one store for the whole
+ * window, into its leap_issued slot (mmapped: no bpf() call).  Marking
+ * each page instead cost one bpf() call per prefetched page (1-1.5 us of
+ * the agent's CPU per event), and BPF_MAP_UPDATE_BATCH cannot do it: its
+ * elem_flags take only BPF_F_LOCK, so it cannot leave out the pages a
+ * fault took out meanwhile (BPF_EXIST), and adding those back would count
+ * a later fault as ours.
  */
 static void settle_pages(struct prefetcher *p, uint32_t tgid, const struct iovec *asked,
 			 const struct iovec *done, uint32_t niov, uint64_t issued)
 {
-	__u64 done_ns;
+	struct leap_issued_slot *slot;
 
 	if (p->prefetched_fd < 0)
 		return;
-	done_ns = clock_ns(CLOCK_MONOTONIC); /* bpf_ktime_get_ns()'s clock */
 	for (uint32_t i = 0; i < niov; i++) {
 		uint64_t first = (uintptr_t)asked[i].iov_base >> PAGE_SHIFT;
 
@@ -338,9 +322,14 @@ static void settle_pages(struct prefetcher *p, uint32_t tgid, const struct iovec
 			bpf_map_delete_elem(p->prefetched_fd, &key);
 		}
 	}
-	if (issued && p->issued_fd >= 0 &&
-	    bpf_map_update_elem(p->issued_fd, &p->window, &done_ns, BPF_ANY))
-		p->stats.map_errors++;
+	if (!issued || !p->issued)
+		return;
+	/* BPF reads window, then done_ns (pf_issued_before()): the time goes
+	 * first, so a slot never shows this window with another's time. */
+	slot = &p->issued[p->window % LEAP_ISSUED_WINDOWS];
+	__atomic_store_n(&slot->window, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&slot->done_ns, clock_ns(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
+	__atomic_store_n(&slot->window, p->window, __ATOMIC_RELEASE);
 }
 
 /* A new window number for the prefetched-page map: 30 bits, never 0. */
@@ -462,7 +451,8 @@ int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_
 	if (!pr)
 		return err;
 	if (pr->pagemap_fd >= 0) {
-		uint32_t kept = keep_swapped(pr->pagemap_fd, pages, m, NULL);
+		uint32_t kept =
+			pagemap_keep_swapped(&p->pagemap, pr->pagemap_fd, pages, m, NULL);
 
 		p->stats.not_swapped += m - kept;
 		m = kept;
@@ -486,7 +476,7 @@ int prefetch_swap_entries(struct prefetcher *p, uint32_t tgid, uint64_t *pages,
 		return err;
 	if (pr->pagemap_fd < 0)
 		return -EACCES;
-	kept = keep_swapped(pr->pagemap_fd, pages, m, ent);
+	kept = pagemap_keep_swapped(&p->pagemap, pr->pagemap_fd, pages, m, ent);
 	p->stats.not_swapped += m - kept;
 	return (int)kept;
 }
@@ -510,6 +500,7 @@ int prefetch_cold(struct prefetcher *p, uint32_t tgid, uint64_t first, uint32_t 
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)(first << PAGE_SHIFT),
 			    .iov_len = (size_t)n << PAGE_SHIFT};
 	struct prefetch_proc *pr;
+	uint64_t cpu0;
 	ssize_t done;
 	int err = 0;
 
@@ -518,9 +509,12 @@ int prefetch_cold(struct prefetcher *p, uint32_t tgid, uint64_t first, uint32_t 
 	pr = proc_or_gone(p, tgid, &err);
 	if (!pr)
 		return err;
+	cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	done = sys_process_madvise(pr->pidfd, &iov, 1, MADV_COLD);
+	err = -errno;
+	p->stats.cold_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	p->stats.cold_calls++;
 	if (done < 0) {
-		err = -errno;
 		if (err == -ESRCH)
 			prefetch_forget(p, tgid);
 		/* -ENOMEM: part of the range is unmapped (freed meanwhile). */
@@ -541,22 +535,13 @@ void prefetch_record(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 uint32_t prefetch_count_mapped(struct prefetcher *p, uint32_t tgid, uint64_t first,
 			       uint32_t n)
 {
-	uint64_t buf[64];
 	struct prefetch_proc *pr;
-	uint32_t mapped = 0;
 	int err = 0;
-	ssize_t got;
 
-	if (n == 0 || n > 64)
-		return 0;
 	pr = proc_get(p, tgid, &err);
 	if (!pr || pr->pagemap_fd < 0)
 		return 0;
-	got = pread(pr->pagemap_fd, buf, n * sizeof(uint64_t),
-		    (off_t)(first * sizeof(uint64_t)));
-	for (ssize_t i = 0; i < got / (ssize_t)sizeof(uint64_t); i++)
-		mapped += (buf[i] & PM_PRESENT) != 0;
-	return mapped;
+	return pagemap_count_present(&p->pagemap, pr->pagemap_fd, first, n);
 }
 
 int prefetch_probe_willneed(const char **why)

@@ -10,19 +10,23 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "leap_event.h"
+#include "pagemap.h"
+
 #define PREFETCH_FD_CACHE	64
 #define LEAP_PREFETCH_MAX_PAGES 1024 /* one engine window at most */
 
 struct prefetch_stats {
-	uint64_t requested;   /* candidate pages handed in */
-	uint64_t not_swapped; /* dropped by the pagemap filter (resident or unmapped) */
-	uint64_t issued;      /* pages process_madvise accepted */
-	uint64_t holes;	      /* pages in ranges it refused (unmapped, ENOMEM) */
-	uint64_t syscalls;    /* process_madvise calls */
-	uint64_t gone;	      /* ESRCH: process exited */
-	uint64_t denied;      /* EPERM / EACCES */
-	uint64_t map_errors;  /* prefetched-map updates that failed */
-	uint64_t cold_pages;  /* pages given MADV_COLD (prefetch_cold) */
+	uint64_t requested;    /* candidate pages handed in */
+	uint64_t not_swapped;  /* dropped by the pagemap filter (resident or unmapped) */
+	uint64_t issued;       /* pages process_madvise accepted */
+	uint64_t holes;	       /* pages in ranges it refused (unmapped, ENOMEM) */
+	uint64_t syscalls;     /* process_madvise calls */
+	uint64_t gone;	       /* ESRCH: process exited */
+	uint64_t denied;       /* EPERM / EACCES */
+	uint64_t map_errors;   /* prefetched-map updates that failed */
+	uint64_t record_calls; /* leap_record program runs */
+	uint64_t cold_pages;   /* pages given MADV_COLD (prefetch_cold) */
 	/*
 	 * Time inside process_madvise itself: the kernel's work for the
 	 * window (allocating and charging the pages, reclaim when the memcg
@@ -30,6 +34,10 @@ struct prefetch_stats {
 	 */
 	uint64_t madvise_cpu_ns;  /* the agent thread's CPU time */
 	uint64_t madvise_wall_ns; /* wall time */
+	/* The same for MADV_COLD (prefetch_cold): the kernel deactivating
+	 * the pages behind a fill, its TLB flush included. */
+	uint64_t cold_cpu_ns;
+	uint64_t cold_calls;
 };
 
 struct prefetch_proc {
@@ -43,9 +51,12 @@ struct prefetch_proc {
 struct prefetcher {
 	struct prefetch_proc procs[PREFETCH_FD_CACHE];
 	int prefetched_fd; /* BPF leap_prefetched map, -1: none (tests) */
-	int issued_fd;	   /* BPF leap_issued map, -1: none */
-	uint32_t window;   /* the newest window recorded (LEAP_PF_WINDOW_SHIFT) */
+	int record_fd;	   /* BPF leap_record program, -1: batch updates */
+	/* BPF leap_issued, mmapped (LEAP_ISSUED_WINDOWS slots); NULL: none */
+	struct leap_issued_slot *issued;
+	uint32_t window; /* the newest window recorded (LEAP_PF_WINDOW_SHIFT) */
 	bool use_pagemap;
+	struct pagemap_reader pagemap;
 	bool no_batch; /* the kernel has no BPF_MAP_UPDATE_BATCH (< 5.6) */
 	uint64_t clock;
 	struct prefetch_stats stats;
