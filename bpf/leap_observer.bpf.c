@@ -894,7 +894,7 @@ int BPF_PROG(leap_readpage)
 
 /* leap_record's copy of the window's pages (one per CPU: it may sleep). */
 struct leap_record_buf {
-	__u64 pages[LEAP_RECORD_MAX];
+	__u64 pages[2 * LEAP_RECORD_MAX]; /* twice: see the mask below */
 };
 
 struct {
@@ -913,8 +913,11 @@ struct {
  * windows).  Returns the pages recorded; fewer means the map refused some.
  */
 SEC("syscall")
-int leap_record(struct leap_record_args *args)
+int leap_record(void *ctx)
 {
+	/* A void * context: 6.1's verifier refuses a typed one for the
+	 * program's own argument ("reg type unsupported for arg#0"). */
+	const struct leap_record_args *args = ctx;
 	__u64 marker = args->marker, from = args->pages;
 	__u32 n = args->n, tgid = args->tgid, zero = 0, done = 0;
 	__u32 tag = args->window << LEAP_PF_WINDOW_SHIFT;
@@ -923,7 +926,12 @@ int leap_record(struct leap_record_args *args)
 	buf = bpf_map_lookup_elem(&leap_record_scratch, &zero);
 	if (!buf || n == 0 || n > LEAP_RECORD_MAX)
 		return 0;
-	if (bpf_copy_from_user(buf->pages, n * sizeof(__u64), (const void *)from))
+	/* The mask bounds the size in the register the helper gets: 6.1's
+	 * verifier loses the n <= LEAP_RECORD_MAX test above when the
+	 * compiler spills n ("R2 unbounded memory access"). */
+	if (bpf_copy_from_user(buf->pages,
+			       (n & (2 * LEAP_RECORD_MAX - 1)) * sizeof(__u64),
+			       (const void *)from))
 		return 0;
 	for (__u32 i = 0; i < LEAP_RECORD_MAX && i < n; i++) {
 		struct leap_pf_key key = {.tgid = tgid, .page = buf->pages[i]};

@@ -533,6 +533,60 @@ static bool power_of_two(__u32 x)
 	return x && !(x & (x - 1));
 }
 
+/*
+ * Step 3 of leap_observer_open: opens the skeleton, configures it for
+ * obs->hook and opts, and loads it, with the leap_record program or
+ * without.  0 or -errno (obs->skel may be set either way).
+ */
+static int open_and_load(struct leap_observer *obs, const struct leap_observer_opts *opts,
+			 const char *read_fn, int bio_q, bool record)
+{
+	obs->skel = leap_observer_bpf__open();
+	if (!obs->skel) {
+		int err = -errno;
+
+		leap_log(LEAP_LOG_ERROR, "opening the BPF object: %s", strerror(-err));
+		return err;
+	}
+	set_autoload(obs->skel, obs->hook, read_fn, opts->backend_dev != 0);
+	bpf_program__set_autoload(obs->skel->progs.leap_bio_queue,
+				  opts->backend_dev && !bio_q);
+	bpf_program__set_autoload(obs->skel->progs.leap_bio_queue_q,
+				  opts->backend_dev && bio_q);
+	/* Task storage for the tracepoint path's pending faults (see the BPF
+	 * side); kernels with the fentry path only may lack it for tracing. */
+	obs->skel->rodata->leap_task_pending = obs->hook == LEAP_HOOK_TRACEPOINT;
+	bpf_map__set_autocreate(obs->skel->maps.leap_pending_task,
+				obs->hook == LEAP_HOOK_TRACEPOINT);
+	/* Its pending faults live in task storage there: leap_pending stays
+	 * empty (an LRU map is preallocated whole). */
+	if (obs->hook == LEAP_HOOK_TRACEPOINT)
+		bpf_map__set_max_entries(obs->skel->maps.leap_pending, 1);
+	bpf_program__set_autoload(obs->skel->progs.leap_record, record);
+	obs->skel->rodata->leap_backend_dev = opts->backend_dev;
+	obs->skel->rodata->leap_agent_tgid =
+		opts->self_tgid ? opts->self_tgid : (__u32)getpid();
+	if (opts->ringbuf_bytes)
+		bpf_map__set_max_entries(obs->skel->maps.leap_events,
+					 opts->ringbuf_bytes);
+	obs->skel->rodata->leap_wake_major = !opts->no_wake_on_major;
+	obs->skel->rodata->leap_swap_events_only = opts->swap_events_only;
+	obs->skel->rodata->leap_wake_delta_max = opts->wake_delta_max;
+	if (opts->wakeup_bytes == LEAP_WAKEUP_ADAPTIVE) {
+		obs->skel->rodata->leap_wakeup_bytes =
+			0; /* the BPF side's adaptive mode */
+	} else if (opts->wakeup_bytes) {
+		obs->skel->rodata->leap_wakeup_bytes = opts->wakeup_bytes;
+	} else {
+		__u32 ring = bpf_map__max_entries(obs->skel->maps.leap_events);
+
+		obs->skel->rodata->leap_wakeup_bytes =
+			LEAP_WAKEUP_DEFAULT < ring / 4 ? LEAP_WAKEUP_DEFAULT : ring / 4;
+	}
+
+	return leap_observer_bpf__load(obs->skel);
+}
+
 int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observer **out)
 {
 	static const struct leap_observer_opts defaults;
@@ -542,6 +596,7 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 	long page = sysconf(_SC_PAGESIZE);
 	char why[256] = "";
 	int err, bio_q = 0;
+	bool record;
 
 	if (!out)
 		return -EINVAL;
@@ -625,12 +680,6 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 	}
 
 	/* 3. open, configure, load, attach */
-	obs->skel = leap_observer_bpf__open();
-	if (!obs->skel) {
-		err = -errno;
-		leap_log(LEAP_LOG_ERROR, "opening the BPF object: %s", strerror(-err));
-		goto fail;
-	}
 	if (opts->backend_dev) {
 		int q = bio_queue_has_queue_arg(vmlinux);
 
@@ -642,48 +691,28 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 		}
 		bio_q = q;
 	}
-	set_autoload(obs->skel, obs->hook, read_fn, opts->backend_dev != 0);
-	bpf_program__set_autoload(obs->skel->progs.leap_bio_queue,
-				  opts->backend_dev && !bio_q);
-	bpf_program__set_autoload(obs->skel->progs.leap_bio_queue_q,
-				  opts->backend_dev && bio_q);
-	/* Task storage for the tracepoint path's pending faults (see the BPF
-	 * side); kernels with the fentry path only may lack it for tracing. */
-	obs->skel->rodata->leap_task_pending = obs->hook == LEAP_HOOK_TRACEPOINT;
-	bpf_map__set_autocreate(obs->skel->maps.leap_pending_task,
-				obs->hook == LEAP_HOOK_TRACEPOINT);
-	/* Its pending faults live in task storage there: leap_pending stays
-	 * empty (an LRU map is preallocated whole). */
-	if (obs->hook == LEAP_HOOK_TRACEPOINT)
-		bpf_map__set_max_entries(obs->skel->maps.leap_pending, 1);
-	/* The agent's window recorder: a syscall program (5.14+); without
-	 * it the agent records with BPF_MAP_UPDATE_BATCH. */
-	bpf_program__set_autoload(
-		obs->skel->progs.leap_record,
-		libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) == 1);
-	obs->skel->rodata->leap_backend_dev = opts->backend_dev;
-	obs->skel->rodata->leap_agent_tgid =
-		opts->self_tgid ? opts->self_tgid : (__u32)getpid();
-	if (opts->ringbuf_bytes)
-		bpf_map__set_max_entries(obs->skel->maps.leap_events,
-					 opts->ringbuf_bytes);
-	obs->skel->rodata->leap_wake_major = !opts->no_wake_on_major;
-	obs->skel->rodata->leap_swap_events_only = opts->swap_events_only;
-	obs->skel->rodata->leap_wake_delta_max = opts->wake_delta_max;
-	if (opts->wakeup_bytes == LEAP_WAKEUP_ADAPTIVE) {
-		obs->skel->rodata->leap_wakeup_bytes =
-			0; /* the BPF side's adaptive mode */
-	} else if (opts->wakeup_bytes) {
-		obs->skel->rodata->leap_wakeup_bytes = opts->wakeup_bytes;
-	} else {
-		__u32 ring = bpf_map__max_entries(obs->skel->maps.leap_events);
-
-		obs->skel->rodata->leap_wakeup_bytes =
-			LEAP_WAKEUP_DEFAULT < ring / 4 ? LEAP_WAKEUP_DEFAULT : ring / 4;
+	/*
+	 * The agent's window recorder is a syscall program (5.14+).  A kernel
+	 * whose verifier refuses it costs only the program: the agent then
+	 * records with BPF_MAP_UPDATE_BATCH, and what else failed, if
+	 * anything, shows in the second load.
+	 */
+	record = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) == 1;
+	g_libbpf_quiet = record && !g_libbpf_debug;
+	err = open_and_load(obs, opts, read_fn, bio_q, record);
+	g_libbpf_quiet = false;
+	if (err && record) {
+		leap_observer_bpf__destroy(obs->skel);
+		obs->skel = NULL;
+		err = open_and_load(obs, opts, read_fn, bio_q, false);
+		if (!err)
+			leap_log(LEAP_LOG_INFO, "this kernel refuses the leap_record "
+						"program: windows are recorded with map "
+						"batches");
 	}
-
-	err = leap_observer_bpf__load(obs->skel);
 	if (err) {
+		if (!obs->skel)
+			goto fail;
 		leap_log(LEAP_LOG_ERROR, "loading the %s hooks: %s",
 			 leap_observer_hook_name(obs), strerror(-err));
 		if (err == -EPERM)

@@ -140,6 +140,11 @@ fi
 if [ $prefetching = 1 ]; then
 	cmp_ok "$(jget "$j" .prefetched)" '>' 0 "leap: prefetches issued (process_madvise)"
 	cmp_ok "$(jget "$j" .hits)" '>' 0 "leap: prefetched pages hit"
+	# WILLNEED came in 5.15, syscall programs in 5.14: every kernel that
+	# prefetches records its windows with leap_record.
+	cmp_ok "$(jget "$j" .prefetch_record_calls)" '>' 0 \
+		"leap: windows recorded by the leap_record program"
+	is "$(jget "$j" .prefetch_map_errors)" 0 "leap: no prefetched page refused by the map"
 else
 	grep -q ': observing only' "$out/leap.err"
 	ok $? "leap: says it observes only ($madv)" || diag "$(cat "$out/leap.err")"
