@@ -222,6 +222,11 @@ struct leap_stream {
 	uint32_t ra_phase;
 	int64_t ra_deltas[LEAP_PERIOD_MAX];
 	struct leap_behind behind; /* pages it went past (agent: MADV_COLD) */
+	/* Agent: the kernel's readahead served the last miss across this gap
+	 * (pages, signed); so many more misses across it are taken as served
+	 * without reading the pagemap again. */
+	int64_t kra_gap;
+	uint32_t kra_trust;
 
 	struct leap_stream_stats stats;
 	uint32_t hist_capacity; /* slots of hist.delta storage */

@@ -23,6 +23,7 @@ void leap_stream_reset(struct leap_stream *s, uint32_t hsize)
 	s->has_anchor = false;
 	s->ra_armed = false;
 	s->behind.armed = false;
+	s->kra_trust = 0;
 }
 
 /* Remembers a strided window so a hit on its first page can extend it. */
