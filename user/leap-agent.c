@@ -1376,11 +1376,20 @@ static int cmd_status(int argc, char **argv)
 	printf("ring buffer:       %s\n",
 	       libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL) == 1 ? "yes" : "no");
 	rc = leap_observer_open(&oo, &obs);
-	if (rc)
+	if (rc) {
 		printf("hook path:         none (%s)\n", strerror(-rc));
-	else
+	} else {
 		printf("hook path:         %s\n", leap_observer_hook_name(obs));
+		printf("window records:    %s\n",
+		       leap_observer_map_fd(obs, "record") >= 0
+			       ? "leap_record program"
+			       : "map batches (no syscall BPF programs before 5.14, or "
+				 "the verifier refused leap_record)");
+	}
 	leap_observer_close(obs);
+	printf("pagemap filter:    %s\n",
+	       pagemap_scan_supported() ? "PAGEMAP_SCAN"
+					: "pread (no PAGEMAP_SCAN: kernel < 6.7)");
 	printf("process_madvise:   %s\n",
 	       prefetch_probe_willneed(&why) ? "WILLNEED supported" : why);
 	state = json_object_from_file(STATE_FILE);

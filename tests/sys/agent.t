@@ -124,6 +124,8 @@ st=$("$AGENT" status)
 like "$st" "agent: +pid $AGENT_PID" "status names the running agent"
 like "$st" "target: +cgroup $cg mode=leap" "status lists the target and its policy"
 like "$st" "hook path: +(fentry|tracepoint)" "status names the hook path"
+like "$st" "window records: +(leap_record program|map batches)" "status says how windows are recorded"
+like "$st" "pagemap filter: +(PAGEMAP_SCAN|pread)" "status says how the pagemap filter reads"
 memcg_run_timeout 120 "$h" "$WL" --pattern stride:8 --footprint 96M >/dev/null 2>"$tmp/wl.err"
 is $? 0 "workload in the attached cgroup: exit 0 (data verified)" || diag "$(cat "$tmp/wl.err")"
 "$AGENT" stats --json >"$tmp/stats.json"

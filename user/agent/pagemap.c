@@ -18,6 +18,7 @@
  * and pagemap_page_category()).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -194,4 +195,27 @@ uint32_t pagemap_count_present(struct pagemap_reader *r, int fd, uint64_t first,
 	for (ssize_t i = 0; i < got / (ssize_t)sizeof(uint64_t); i++)
 		present += (buf[i] & PM_PRESENT) != 0;
 	return present;
+}
+
+bool pagemap_scan_supported(void)
+{
+	static char page[4096] __attribute__((aligned(4096)));
+	struct page_region reg[1];
+	struct pm_scan_arg arg = {
+		.size = sizeof(arg),
+		.start = (uintptr_t)page,
+		.end = (uintptr_t)page + sizeof(page),
+		.vec = (uintptr_t)reg,
+		.vec_len = 1,
+		.category_mask = PAGE_IS_SWAPPED,
+		.return_mask = PAGE_IS_SWAPPED,
+	};
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = ioctl(fd, PAGEMAP_SCAN, &arg) >= 0;
+	close(fd);
+	return ok;
 }

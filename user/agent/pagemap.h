@@ -33,4 +33,8 @@ uint32_t pagemap_keep_swapped(struct pagemap_reader *r, int fd, uint64_t *pages,
 uint32_t pagemap_count_present(struct pagemap_reader *r, int fd, uint64_t first,
 			       uint32_t n);
 
+/* Whether this kernel answers PAGEMAP_SCAN (6.7+), asked of our own
+ * pagemap. */
+bool pagemap_scan_supported(void);
+
 #endif /* LEAP_AGENT_PAGEMAP_H */
