@@ -138,20 +138,22 @@ struct leap_pf_key {
  * The agent's window that recorded the page, in the value's bits from
  * LEAP_PF_WINDOW_SHIFT (30 bits, wrapping, never 0; 0: pushed to
  * leap-swapd only, never issued).  Once process_madvise returned with the
- * window accepted, the agent puts its number in leap_issued (an array the
- * agent writes through mmap), with the CLOCK_MONOTONIC time it returned: its pages are in
- * the swap cache (reads submitted).  A major fault on a recorded page that began before
- * that time is a late prefetch (the program got there first, or raced the prefetch for
- * the slot); one that began after it means the page was reclaimed before use: wasted.
- * (Judged by when the fault completed, a 1-page window on the page a program reaches next
- * was counted wasted nearly every time, and each waste halves a window: pressure.t's
- * stride, 2026-11-25.)  One store per
- * window, not one per page.  The newest LEAP_ISSUED_WINDOWS windows are
- * remembered, far more than the prefetched-page map can hold pages of.
- * (Bit 1 was a per-page "issued" flag before; unused.)
+ * window accepted, the agent puts its number in leap_issued (an array it
+ * writes through mmap), with the CLOCK_MONOTONIC time it returned: its
+ * pages are in the swap cache (reads submitted).  A major fault on a
+ * recorded page that began before that time is a late prefetch (the
+ * program got there first, or raced the prefetch for the slot); one that
+ * began after it means the page was reclaimed before use: wasted.
+ * (Judged by when the fault completed, a 1-page window on the page a
+ * program reaches next was counted wasted nearly every time, and each
+ * waste halves a window: pressure.t's stride, 2026-11-25.)  Two stores
+ * per window, not a map update per page.  The newest LEAP_ISSUED_WINDOWS
+ * windows are remembered, far more than the prefetched-page map can hold
+ * pages of.  (Bit 1 was a per-page "issued" flag before; unused.)
  */
 #define LEAP_PF_WINDOW_SHIFT 2
 #define LEAP_ISSUED_WINDOWS  65536
+#define LEAP_PREFETCHED_MAX  262144
 
 /* leap_issued's value, slot window % LEAP_ISSUED_WINDOWS. */
 struct leap_issued_slot {
@@ -173,7 +175,6 @@ struct leap_record_args {
 	__u32 window; /* as in the value, from LEAP_PF_WINDOW_SHIFT */
 	__u32 pad;
 };
-#define LEAP_PREFETCHED_MAX 262144
 
 #define LEAP_PIN_DIR "/sys/fs/bpf/leap"
 

@@ -34,6 +34,10 @@
 #include "prefetch.h"
 
 #define PAGE_SHIFT 12
+
+/* One window fits one leap_record run. */
+_Static_assert(LEAP_PREFETCH_MAX_PAGES <= LEAP_RECORD_MAX,
+	       "window larger than leap_record");
 #ifndef IOV_MAX
 #define IOV_MAX 1024
 #endif
@@ -325,9 +329,10 @@ static void settle_pages(struct prefetcher *p, uint32_t tgid, const struct iovec
 	if (!issued || !p->issued)
 		return;
 	/* BPF reads window, then done_ns (pf_issued_before()): the time goes
-	 * first, so a slot never shows this window with another's time. */
+	 * first, so a slot never shows this window with another's time (an
+	 * older window reading the new time in between is judged late, as if
+	 * its slot had not been written). */
 	slot = &p->issued[p->window % LEAP_ISSUED_WINDOWS];
-	__atomic_store_n(&slot->window, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&slot->done_ns, clock_ns(CLOCK_MONOTONIC), __ATOMIC_RELEASE);
 	__atomic_store_n(&slot->window, p->window, __ATOMIC_RELEASE);
 }
