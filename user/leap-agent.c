@@ -564,7 +564,7 @@ static json_object *state_agent(struct agent *a)
 		{"lookaheads", a->c.lookaheads},
 		{"nested_stride_windows", a->c.nested_strides},
 		{"prefetched", a->c.prefetched},
-		{"prefetch_syscalls", a->pf.stats.syscalls},
+		{"prefetch_syscalls", a->pf.stats.willneed.calls},
 		{"prefetch_not_swapped", a->pf.stats.not_swapped},
 		{"cold_behind_pages", a->pf.stats.cold_pages},
 		{"processes_exited", a->c.exited},
@@ -579,7 +579,7 @@ static json_object *state_agent(struct agent *a)
 			       json_object_new_double((double)ru.ru_stime.tv_sec +
 						      ru.ru_stime.tv_usec / 1e6));
 	json_object_object_add(o, "prefetch_syscall_cpu_s",
-			       json_object_new_double(a->pf.stats.madvise_cpu_ns / 1e9));
+			       json_object_new_double(a->pf.stats.willneed.cpu_ns / 1e9));
 	if (g_bpf_stats) {
 		struct leap_prog_stats ps[16];
 		json_object *progs = json_object_new_object();
@@ -875,7 +875,7 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 {
 	struct leap_cg_stats s;
 	json_object *o = json_object_new_object();
-	double own_cpu = cpu.user + cpu.sys - a->pf.stats.madvise_cpu_ns / 1e9;
+	double own_cpu = cpu.user + cpu.sys - a->pf.stats.willneed.cpu_ns / 1e9;
 
 	if (own_cpu < 0)
 		own_cpu = 0;
@@ -908,7 +908,7 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 			{"zero_filled_misses", a->c.zero_misses},
 			{"quiet_sets", a->c.quiet_sets},
 			{"quiet_lifts", a->c.quiet_lifts},
-			{"prefetch_syscalls", a->pf.stats.syscalls},
+			{"prefetch_syscalls", a->pf.stats.willneed.calls},
 			{"prefetch_not_swapped", a->pf.stats.not_swapped},
 			{"prefetch_record_calls", a->pf.stats.record_calls},
 			{"pagemap_scans", a->pf.pagemap.scans},
@@ -951,13 +951,14 @@ static json_object *summary(struct agent *a, double wall_s, struct cpu_time cpu,
 	 * allocation, memcg charge and its reclaim, read submission) apart
 	 * from the agent's own work: issue #10 asks for the latter. */
 	json_object_object_add(o, "prefetch_syscall_cpu_s",
-			       json_object_new_double(a->pf.stats.madvise_cpu_ns / 1e9));
-	json_object_object_add(o, "prefetch_syscall_wall_s",
-			       json_object_new_double(a->pf.stats.madvise_wall_ns / 1e9));
+			       json_object_new_double(a->pf.stats.willneed.cpu_ns / 1e9));
+	json_object_object_add(
+		o, "prefetch_syscall_wall_s",
+		json_object_new_double(a->pf.stats.willneed.wall_ns / 1e9));
 	json_object_object_add(o, "cold_syscall_cpu_s",
-			       json_object_new_double(a->pf.stats.cold_cpu_ns / 1e9));
+			       json_object_new_double(a->pf.stats.cold.cpu_ns / 1e9));
 	json_object_object_add(o, "cold_syscalls",
-			       json_object_new_uint64(a->pf.stats.cold_calls));
+			       json_object_new_uint64(a->pf.stats.cold.calls));
 	json_object_object_add(
 		o, "agent_own_cpu_us_per_event",
 		json_object_new_double(per_event_us(own_cpu, a->c.events)));

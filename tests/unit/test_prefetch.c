@@ -67,7 +67,7 @@ static void test_holes_and_merging(void **state)
 	assert_int_equal(rc, 8);
 	assert_int_equal(p.stats.holes, 1);
 	assert_int_equal(p.stats.issued, 8);
-	assert_true(p.stats.syscalls >= 2);
+	assert_true(p.stats.willneed.calls >= 2);
 
 	/* With the pagemap filter, resident pages are not prefetched at all. */
 	prefetch_close(&p);
@@ -78,7 +78,7 @@ static void test_holes_and_merging(void **state)
 	rc = prefetch_pages(&p, (uint32_t)getpid(), pages, 3, UINT64_MAX);
 	assert_int_equal(rc, 0);
 	assert_int_equal(p.stats.not_swapped, 3);
-	assert_int_equal(p.stats.syscalls, 0);
+	assert_int_equal(p.stats.willneed.calls, 0);
 	prefetch_close(&p);
 	munmap(buf, 16 * 4096);
 }

@@ -59,6 +59,31 @@ struct pm_scan_arg {
 #define PAGE_IS_SWAPPED (1 << 4)
 #endif
 
+/*
+ * One PAGEMAP_SCAN over pages [start, end): the ranges of swapped pages
+ * into reg[0..nreg), *walked the page the walk stopped at.  The number of
+ * ranges, or -errno.
+ */
+static long scan_swapped(int fd, uint64_t start, uint64_t end, struct page_region *reg,
+			 uint64_t nreg, uint64_t *walked)
+{
+	struct pm_scan_arg arg = {
+		.size = sizeof(arg),
+		.start = start << PAGE_SHIFT,
+		.end = end << PAGE_SHIFT,
+		.vec = (uintptr_t)reg,
+		.vec_len = nreg,
+		.category_mask = PAGE_IS_SWAPPED,
+		.return_mask = PAGE_IS_SWAPPED,
+	};
+	long got = ioctl(fd, PAGEMAP_SCAN, &arg);
+
+	if (got < 0)
+		return -errno;
+	*walked = arg.walk_end >> PAGE_SHIFT;
+	return got < (long)nreg ? got : (long)nreg;
+}
+
 /* Pages pages[0..n) within [pages[0], pages[0] + PAGEMAP_SPAN_MAX). */
 static uint32_t span_end(const uint64_t *pages, uint32_t i, uint32_t n)
 {
@@ -81,31 +106,20 @@ static int scan_span(struct pagemap_reader *r, int fd, uint64_t *pages, uint32_t
 	uint32_t k = *kept;
 
 	while (i < j) {
-		struct pm_scan_arg arg = {
-			.size = sizeof(arg),
-			.start = start << PAGE_SHIFT,
-			.end = end << PAGE_SHIFT,
-			.vec = (uintptr_t)reg,
-			.vec_len = SCAN_REGIONS,
-			.category_mask = PAGE_IS_SWAPPED,
-			.return_mask = PAGE_IS_SWAPPED,
-		};
-		long got = ioctl(fd, PAGEMAP_SCAN, &arg);
-		uint64_t walked;
+		uint64_t walked = start;
+		long got = scan_swapped(fd, start, end, reg, SCAN_REGIONS, &walked);
 
 		r->scans++;
 		if (got < 0) {
-			int err = -errno;
-
 			if (k == *kept)
-				return err; /* nothing moved: pread instead */
+				return (int)got; /* nothing moved: pread instead */
 			while (i < j) /* mid-span (never seen): the rest unfiltered */
 				pages[k++] = pages[i++];
 			break;
 		}
-		for (long r = 0; r < got && r < SCAN_REGIONS; r++) {
-			uint64_t rs = reg[r].start >> PAGE_SHIFT,
-				 re = reg[r].end >> PAGE_SHIFT;
+		for (long g = 0; g < got; g++) {
+			uint64_t rs = reg[g].start >> PAGE_SHIFT,
+				 re = reg[g].end >> PAGE_SHIFT;
 
 			while (i < j && pages[i] < rs)
 				i++; /* not swapped */
@@ -113,7 +127,6 @@ static int scan_span(struct pagemap_reader *r, int fd, uint64_t *pages, uint32_t
 				pages[k++] = pages[i++];
 		}
 		/* The walk stops early only when the regions ran out. */
-		walked = arg.walk_end >> PAGE_SHIFT;
 		while (i < j && pages[i] < walked)
 			i++;
 		if (got < SCAN_REGIONS || walked <= start || walked >= end)
@@ -200,22 +213,14 @@ uint32_t pagemap_count_present(struct pagemap_reader *r, int fd, uint64_t first,
 bool pagemap_scan_supported(void)
 {
 	static char page[4096] __attribute__((aligned(4096)));
+	uint64_t first = (uintptr_t)page >> PAGE_SHIFT, walked;
 	struct page_region reg[1];
-	struct pm_scan_arg arg = {
-		.size = sizeof(arg),
-		.start = (uintptr_t)page,
-		.end = (uintptr_t)page + sizeof(page),
-		.vec = (uintptr_t)reg,
-		.vec_len = 1,
-		.category_mask = PAGE_IS_SWAPPED,
-		.return_mask = PAGE_IS_SWAPPED,
-	};
 	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	bool ok;
 
 	if (fd < 0)
 		return false;
-	ok = ioctl(fd, PAGEMAP_SCAN, &arg) >= 0;
+	ok = scan_swapped(fd, first, first + 1, reg, 1, &walked) >= 0;
 	close(fd);
 	return ok;
 }

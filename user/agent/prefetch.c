@@ -61,18 +61,18 @@ static uint64_t clock_ns(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* process_madvise, its CPU and wall time added to the stats. */
-static ssize_t timed_madvise(struct prefetcher *p, int pidfd, const struct iovec *iov,
-			     size_t n)
+/* process_madvise, counted in t with its CPU and wall time. */
+static ssize_t timed_madvise(int pidfd, const struct iovec *iov, size_t n, int advice,
+			     struct madvise_time *t)
 {
 	uint64_t cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID),
 		 wall0 = clock_ns(CLOCK_MONOTONIC);
-	ssize_t done = sys_process_madvise(pidfd, iov, n, MADV_WILLNEED);
+	ssize_t done = sys_process_madvise(pidfd, iov, n, advice);
 	int e = errno;
 
-	p->stats.madvise_wall_ns += clock_ns(CLOCK_MONOTONIC) - wall0;
-	p->stats.madvise_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-	p->stats.syscalls++;
+	t->wall_ns += clock_ns(CLOCK_MONOTONIC) - wall0;
+	t->cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+	t->calls++;
 	errno = e;
 	return done;
 }
@@ -193,7 +193,8 @@ static int advise_all(struct prefetcher *p, int pidfd, struct iovec *iov, size_t
 
 	while (at < n) {
 		size_t batch = n - at < IOV_MAX ? n - at : IOV_MAX;
-		ssize_t done = timed_madvise(p, pidfd, iov + at, batch);
+		ssize_t done = timed_madvise(pidfd, iov + at, batch, MADV_WILLNEED,
+					     &p->stats.willneed);
 
 		if (done < 0) {
 			int e = errno;
@@ -505,7 +506,6 @@ int prefetch_cold(struct prefetcher *p, uint32_t tgid, uint64_t first, uint32_t 
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)(first << PAGE_SHIFT),
 			    .iov_len = (size_t)n << PAGE_SHIFT};
 	struct prefetch_proc *pr;
-	uint64_t cpu0;
 	ssize_t done;
 	int err = 0;
 
@@ -514,12 +514,9 @@ int prefetch_cold(struct prefetcher *p, uint32_t tgid, uint64_t first, uint32_t 
 	pr = proc_or_gone(p, tgid, &err);
 	if (!pr)
 		return err;
-	cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
-	done = sys_process_madvise(pr->pidfd, &iov, 1, MADV_COLD);
-	err = -errno;
-	p->stats.cold_cpu_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-	p->stats.cold_calls++;
+	done = timed_madvise(pr->pidfd, &iov, 1, MADV_COLD, &p->stats.cold);
 	if (done < 0) {
+		err = -errno;
 		if (err == -ESRCH)
 			prefetch_forget(p, tgid);
 		/* -ENOMEM: part of the range is unmapped (freed meanwhile). */

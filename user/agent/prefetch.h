@@ -16,28 +16,32 @@
 #define PREFETCH_FD_CACHE	64
 #define LEAP_PREFETCH_MAX_PAGES 1024 /* one engine window at most */
 
+/* Calls of one process_madvise advice and the time inside them. */
+struct madvise_time {
+	uint64_t calls;
+	uint64_t cpu_ns;  /* the agent thread's CPU time */
+	uint64_t wall_ns; /* wall time */
+};
+
 struct prefetch_stats {
 	uint64_t requested;    /* candidate pages handed in */
 	uint64_t not_swapped;  /* dropped by the pagemap filter (resident or unmapped) */
 	uint64_t issued;       /* pages process_madvise accepted */
 	uint64_t holes;	       /* pages in ranges it refused (unmapped, ENOMEM) */
-	uint64_t syscalls;     /* process_madvise calls */
 	uint64_t gone;	       /* ESRCH: process exited */
 	uint64_t denied;       /* EPERM / EACCES */
 	uint64_t map_errors;   /* prefetched-map updates that failed */
 	uint64_t record_calls; /* leap_record program runs */
 	uint64_t cold_pages;   /* pages given MADV_COLD (prefetch_cold) */
 	/*
-	 * Time inside process_madvise itself: the kernel's work for the
-	 * window (allocating and charging the pages, reclaim when the memcg
-	 * is at its limit, submitting the reads), apart from the agent's own.
+	 * MADV_WILLNEED: the kernel's work for the windows (allocating and
+	 * charging the pages, reclaim when the memcg is at its limit,
+	 * submitting the reads), apart from the agent's own.
 	 */
-	uint64_t madvise_cpu_ns;  /* the agent thread's CPU time */
-	uint64_t madvise_wall_ns; /* wall time */
-	/* The same for MADV_COLD (prefetch_cold): the kernel deactivating
-	 * the pages behind a fill, its TLB flush included. */
-	uint64_t cold_cpu_ns;
-	uint64_t cold_calls;
+	struct madvise_time willneed;
+	/* MADV_COLD (prefetch_cold): the kernel deactivating the pages
+	 * behind a fill, its TLB flush included. */
+	struct madvise_time cold;
 };
 
 struct prefetch_proc {
