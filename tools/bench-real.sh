@@ -305,7 +305,8 @@ run_one()
 	status=ok
 	if [ $rc -eq 124 ]; then
 		status=timeout # thrashing past --timeout: reported, never counted
-	elif [ $rc -eq 137 ] || [ $rc -eq 9 ] || grep -q '"exit_status": *137' "$js" 2>/dev/null; then
+	elif [ $rc -eq 137 ] || [ $rc -eq 9 ] || grep -q '"exit_status": *137' "$js" 2>/dev/null ||
+		grep -q '"oom_kills": *[1-9]' "$js" 2>/dev/null; then
 		status=oom # never counted (see the header)
 	elif [ $rc -eq 3 ]; then
 		echo "bench-real: $p row $row returned a WRONG RESULT: $(cat "$out")" >&2

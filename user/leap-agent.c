@@ -1183,6 +1183,28 @@ out:
 
 /* ---- run ------------------------------------------------------------------ */
 
+/*
+ * The command's memory cgroup killed something: say so, since a bare
+ * "killed by signal 9" hides it.  The kernel log's OOM report names the
+ * task whose charge invoked the killer: the program's own fault, or the
+ * agent's process_madvise(MADV_WILLNEED), whose swap-in charges the same
+ * cgroup (mm/swap_state.c __read_swap_cache_async ->
+ * mem_cgroup_swapin_charge_folio) and, on memcg v1, may run the OOM killer
+ * like any other charge.  Seen here with swap to spare and with or without
+ * the agent (README, Known limits).
+ */
+static void report_oom_kills(uint64_t kills, uint64_t limit)
+{
+	fprintf(stderr,
+		"leap-agent: the memory cgroup's OOM killer killed %llu process%s of the "
+		"command",
+		(unsigned long long)kills, kills == 1 ? "" : "es");
+	if (limit)
+		fprintf(stderr, " (--memory-limit %llu MiB)",
+			(unsigned long long)(limit >> 20));
+	fprintf(stderr, "; the kernel log names the task whose charge invoked it\n");
+}
+
 static int cmd_run(int argc, char **argv)
 {
 	struct argp common = {common_opts, parse_common, NULL, NULL, NULL, NULL, NULL};
@@ -1211,6 +1233,8 @@ static int cmd_run(int argc, char **argv)
 	pid_t child = -1;
 	struct cpu_time cpu0 = {0};
 	double t0 = 0, wall;
+	uint64_t oom_kills = 0;
+	bool oom_known;
 
 	if (argp_parse(&argp, argc, argv, ARGP_IN_ORDER, NULL, &o))
 		return 2;
@@ -1316,6 +1340,9 @@ static int cmd_run(int argc, char **argv)
 	child = -1;
 	wall = (double)mono_ns() / 1e9 - t0;
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	oom_known = run_cgroup_oom_kills(&cg, &oom_kills) == 0;
+	if (oom_known && oom_kills)
+		report_oom_kills(oom_kills, o.mem_limit);
 	{
 		json_object *s = summary(a, wall, cpu_since(cpu0), o.bpf_stats);
 
@@ -1324,6 +1351,9 @@ static int cmd_run(int argc, char **argv)
 		json_object_object_add(s, "memory_limit",
 				       json_object_new_uint64(o.mem_limit));
 		json_object_object_add(s, "exit_status", json_object_new_int(rc));
+		if (oom_known)
+			json_object_object_add(s, "oom_kills",
+					       json_object_new_uint64(oom_kills));
 		print_summary(s);
 		if (o.json_path &&
 		    json_object_to_file_ext(o.json_path, s, JSON_C_TO_STRING_PRETTY))

@@ -94,6 +94,18 @@ is $? 137 "run returns 128+signal for a killed command"
 is $? 127 "run: a missing command exits 127"
 like "$(cat "$tmp/err")" "cannot run /nonexistent/cmd" "run: and says why"
 
+# An OOM kill by the command's memory cgroup is named, not left as a bare
+# 137.  Locked pages cannot go to swap: 64 MiB mlocked (MCL_FUTURE) in a
+# 16 MiB cgroup is killed whatever swap the machine has.
+run_timeout 60 "$AGENT" run --policy observe --memory-limit 16M --json "$tmp/oom.json" -- \
+	/usr/bin/python3 -c 'import ctypes; ctypes.CDLL(None).mlockall(2); b = bytearray(64 << 20)' \
+	>/dev/null 2>"$tmp/oom.err"
+is $? 137 "run: a command its memory cgroup OOM-kills exits 137"
+cmp_ok "$(jf "$tmp/oom.json" oom_kills)" '>=' 1 "JSON oom_kills counts the kill"
+like "$(cat "$tmp/oom.err")" "OOM killer killed 1 process of the command \(--memory-limit 16 MiB\)" \
+	"and the agent says so"
+is "$(jf "$tmp/off.json" oom_kills)" 0 "a run without one reports oom_kills 0"
+
 # ---- bad input ------------------------------------------------------------------
 printf '[default]\nmode = leap\npw_max = lots\n' >"$tmp/bad.conf"
 "$AGENT" attach --config "$tmp/bad.conf" --pid $$ 2>"$tmp/err"

@@ -91,6 +91,27 @@ static int file_has_word(const char *dir, const char *file, const char *word)
 	return found;
 }
 
+/* The value of key in a flat keyed file ("key value" lines), or -ENOENT. */
+static int read_keyed(const char *dir, const char *file, const char *key, uint64_t *val)
+{
+	char path[PATH_MAX + 64], name[64];
+	unsigned long long v;
+	FILE *f;
+	int rc = -ENOENT;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (rc && fscanf(f, "%63s %llu", name, &v) == 2)
+		if (strcmp(name, key) == 0) {
+			*val = v;
+			rc = 0;
+		}
+	fclose(f);
+	return rc;
+}
+
 int run_cgroup_create(struct run_cgroup *cg, const char *name, uint64_t limit, char *err,
 		      size_t errlen)
 {
@@ -172,6 +193,14 @@ int run_cgroup_enter(const struct run_cgroup *cg, pid_t pid)
 	if (!rc && cg->v1_mem[0])
 		rc = write_file(cg->v1_mem, "cgroup.procs", val);
 	return rc;
+}
+
+int run_cgroup_oom_kills(const struct run_cgroup *cg, uint64_t *kills)
+{
+	if (cg->v1_mem[0])
+		return read_keyed(cg->v1_mem, "memory.oom_control", "oom_kill", kills);
+	/* memory.events exists only where the v2 memory controller is on. */
+	return read_keyed(cg->v2, "memory.events", "oom_kill", kills);
 }
 
 /* Kills every task listed in dir/cgroup.procs; returns how many were left. */
