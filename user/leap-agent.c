@@ -1184,10 +1184,12 @@ out:
 /* ---- run ------------------------------------------------------------------ */
 
 /*
- * The command's memory cgroup killed something: say so, since a bare
- * "killed by signal 9" hides it.  The kernel log's OOM report names the
- * task whose charge invoked the killer: the program's own fault, or the
- * agent's process_madvise(MADV_WILLNEED), whose swap-in charges the same
+ * The OOM killer took a process of the command: say so, since a bare
+ * "killed by signal 9" hides it.  The count is the cgroup's own (v1
+ * memory.oom_control, v2 memory.events: kills of its tasks by any OOM
+ * killer).  The kernel log's OOM report names the task whose allocation
+ * invoked the killer: the program's own fault, or the agent's
+ * process_madvise(MADV_WILLNEED), whose swap-ins are charged to the same
  * cgroup (mm/swap_state.c __read_swap_cache_async ->
  * mem_cgroup_swapin_charge_folio) and, on memcg v1, may run the OOM killer
  * like any other charge.  Seen here with swap to spare and with or without
@@ -1195,14 +1197,12 @@ out:
  */
 static void report_oom_kills(uint64_t kills, uint64_t limit)
 {
-	fprintf(stderr,
-		"leap-agent: the memory cgroup's OOM killer killed %llu process%s of the "
-		"command",
+	fprintf(stderr, "leap-agent: the OOM killer killed %llu process%s of the command",
 		(unsigned long long)kills, kills == 1 ? "" : "es");
 	if (limit)
 		fprintf(stderr, " (--memory-limit %llu MiB)",
 			(unsigned long long)(limit >> 20));
-	fprintf(stderr, "; the kernel log names the task whose charge invoked it\n");
+	fprintf(stderr, "; the kernel log names the task whose allocation invoked it\n");
 }
 
 static int cmd_run(int argc, char **argv)
