@@ -27,10 +27,10 @@ int run_cgroup_create(struct run_cgroup *cg, const char *name, uint64_t limit, c
 /* Moves pid into every cgroup of cg. */
 int run_cgroup_enter(const struct run_cgroup *cg, pid_t pid);
 /*
- * How many processes the memory cgroup's OOM killer has killed in cg
- * (v1 memory.oom_control or v2 memory.events, key oom_kill), or -ENOENT
- * when cg has no memory cgroup of its own (no limit) or the kernel does
- * not count them (v1 before 4.13).
+ * How many of cg's processes an OOM killer (the cgroup's or the global one)
+ * has killed: key oom_kill of v1 memory.oom_control or v2 memory.events.
+ * -ENOENT when cg has no memory cgroup of its own (no limit) or the kernel
+ * does not count them (v1 before 4.13).
  */
 int run_cgroup_oom_kills(const struct run_cgroup *cg, uint64_t *kills);
 /* Kills what is left inside, then removes the directories. */
