@@ -64,12 +64,15 @@ $(BIN)/leap-memd: $(MEMD_OBJS) $(WIRE_OBJS) $(LIBLEAP)
 	$(CC) $(CFLAGS) $^ -o $@ $(WIRE_LIBS) -pthread
 
 # ---- memclient library and leap-memctl ----
-MEMCLIENT_OBJS := $(BACKEND_DIR)/memclient/memclient.o $(BACKEND_DIR)/memclient/pipe.o \
-	$(BACKEND_DIR)/memclient/pstate.o
+# The library, split by job (user/memclient/memclient_int.h says which file
+# does what); leap-memctl.c is a program of its own.
+MEMCLIENT_SRCS := $(addprefix user/memclient/,memclient.c conn.c stream.c onesided.c \
+	server_io.c read.c replica.c pipe.c pstate.c)
+MEMCLIENT_OBJS := $(patsubst user/%.c,$(BACKEND_DIR)/%.o,$(MEMCLIENT_SRCS))
 MEMCLIENT_CFLAGS := -Iuser/wire -Iuser/memclient
 
 $(BACKEND_DIR)/memclient/%.o: user/memclient/%.c $(WIRE_HDRS) user/memclient/memclient.h user/memclient/pipe.h \
-		user/memclient/pstate.h \
+		user/memclient/pstate.h user/memclient/memclient_int.h \
 		| $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(MEMCLIENT_CFLAGS) -pthread -c $< -o $@
@@ -81,12 +84,11 @@ $(BIN)/leap-memctl: $(BACKEND_DIR)/memclient/leap-memctl.o $(MEMCLIENT_OBJS) $(W
 
 ALL_BINS += $(BIN)/leap-memd $(BIN)/leap-memctl
 
-UNIT_SRC_test_wire_store := user/memd/store.c user/memclient/memclient.c user/memclient/pipe.c \
-	user/memclient/pstate.c $(WIRE_SRCS)
+UNIT_SRC_test_wire_store := user/memd/store.c $(MEMCLIENT_SRCS) $(WIRE_SRCS)
 UNIT_LIBS_test_wire_store := -Iuser/wire -Iuser/memd -Iuser/memclient -Iuser/reg -pthread \
 	$(WIRE_LIBS)
 $(OUTPUT)/tests/test_wire_store $(OUTPUT)/tests-san/test_wire_store: user/memd/memd.h \
-	user/memclient/memclient.h
+	user/memclient/memclient.h user/memclient/memclient_int.h
 
 # The --state file's header and page checks, and the file itself.
 UNIT_SRC_test_pstate := user/memclient/pstate.c
