@@ -8,7 +8,9 @@
  *
  * Its maps are pinned under /sys/fs/bpf/leap while it runs (so
  * `bpftool map dump pinned /sys/fs/bpf/leap/stats` shows live counters)
- * and unpinned when it exits, on SIGINT and SIGTERM too.
+ * and unpinned when it exits, on SIGINT and SIGTERM too.  Beside a running
+ * leap-agent, which owns that directory, it pins under
+ * /sys/fs/bpf/leap-observe-PID instead and says so.
  */
 #include <argp.h>
 #include <errno.h>
@@ -402,6 +404,8 @@ int main(int argc, char **argv)
 	__u64 cg_ids[MAX_TARGETS];
 	__u64 deadline = 0, t0;
 	__u32 slot = 0;
+	char own_pin_dir[PATH_MAX];
+	pid_t owner;
 	int err, i;
 
 	err = argp_parse(&argp, argc, argv, 0, NULL, NULL);
@@ -431,6 +435,17 @@ int main(int argc, char **argv)
 	oo.ringbuf_bytes = env.ring_bytes;
 	oo.wakeup_bytes = env.wakeup_bytes;
 	oo.no_wake_on_major = env.no_wake_major;
+	/* Beside a running agent (which owns LEAP_PIN_DIR), pin under a
+	 * directory of our own, so an operator can watch a live system. */
+	if (!env.pin_dir && (owner = leap_observer_pin_owner(NULL))) {
+		snprintf(own_pin_dir, sizeof(own_pin_dir), "%s-observe-%d", LEAP_PIN_DIR,
+			 (int)getpid());
+		env.pin_dir = own_pin_dir;
+		fprintf(stderr,
+			"leap-observe: %s belongs to a running agent (pid %d); pinning "
+			"under %s\n",
+			LEAP_PIN_DIR, (int)owner, own_pin_dir);
+	}
 	oo.pin_dir = env.pin_dir;
 	oo.libbpf_debug = env.verbose;
 	oo.log = log_cb;

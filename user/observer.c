@@ -374,6 +374,11 @@ static pid_t live_owner(const char *pin_dir)
 	return (pid_t)owner.pid;
 }
 
+pid_t leap_observer_pin_owner(const char *pin_dir)
+{
+	return live_owner(pin_dir ? pin_dir : LEAP_PIN_DIR);
+}
+
 /* Removes everything under a stale pin directory (one level of subdirs). */
 static int clear_dir(const char *dir, int depth)
 {

@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <linux/types.h>
 
 #include "leap_event.h"
@@ -108,6 +109,13 @@ struct leap_observer_opts {
  * cannot be loaded on this kernel.
  */
 int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observer **out);
+
+/*
+ * The live process that owns the pins in pin_dir (NULL: LEAP_PIN_DIR), or
+ * 0 when there is none or its owner is gone (stale pins).  Another
+ * observer (leap-observe beside a running agent) pins elsewhere.
+ */
+pid_t leap_observer_pin_owner(const char *pin_dir);
 
 /* Detaches, unpins, removes the pin directory and frees; NULL is fine. */
 void leap_observer_close(struct leap_observer *obs);

@@ -145,6 +145,9 @@ is $? 0 "stats reads the pinned map"
 cmp_ok "$(jq '[.[] | .prefetch_hits] | add' "$tmp/stats.json")" '>' 1000 "stats shows prefetch hits"
 like "$(bpftool map dump pinned /sys/fs/bpf/leap/stats 2>&1 | head -40)" '"prefetch_hits":' \
 	"bpftool prints the stats map with field names"
+cp /run/leap/agent.json "$tmp/state.json"
+"$AGENT" stats --format prometheus >"$tmp/agent.prom"
+is $? 0 "stats --format prometheus"
 printf '[default]\nmode = sideways\n' >"$tmp/good.conf"
 kill -HUP "$AGENT_PID"
 sleep 0.5
@@ -154,6 +157,22 @@ ok "$(_fx_alive "$AGENT_PID"; echo $?)" "the agent is still running after a bad 
 stop_agent
 is $? 0 "SIGINT: the agent exits 0"
 like "$(cat "$tmp/agent.err")" "leap-agent: wall .* hits [1-9]" "and prints its summary"
+
+# One counter table drives four outputs: each of its counters (but the
+# backend's, checked in metrics-backend.t) is in the state file, run's JSON
+# summary, the summary line on stderr and the Prometheus text.
+"$AGENT" stats --list >"$tmp/counters.tsv"
+cmp_ok "$(wc -l <"$tmp/counters.tsv")" '>=' 20 "stats --list names the counters"
+grep '^leap-agent: counters:' "$tmp/agent.err" >"$tmp/counters.line"
+missing=
+while IFS=$'\t' read -r key prom where _; do
+	[ "$where" = backend ] && continue
+	jq -e --arg k "$key" '.agent | has($k)' "$tmp/state.json" >/dev/null || missing+=" state:$key"
+	jq -e --arg k "$key" 'has($k)' "$tmp/leap.json" >/dev/null || missing+=" json:$key"
+	grep -q " $key=[0-9]" "$tmp/counters.line" || missing+=" stderr:$key"
+	grep -q "^$prom[{ ]" "$tmp/agent.prom" || missing+=" prometheus:$prom"
+done <"$tmp/counters.tsv"
+is "$missing" "" "every counter is in the state file, the JSON summary, stderr and Prometheus"
 ok "$([ ! -e /sys/fs/bpf/leap ]; echo $?)" "pins removed on exit"
 ok "$([ ! -e /run/leap/agent.json ]; echo $?)" "state file removed on exit"
 

@@ -37,7 +37,9 @@ pass "backend swap on $BK_LOOP"
 
 # ---- leap-agent in backend mode: its counters and leap-swapd's ---------------------
 run_timeout 60 "$AGENT" run --memory-limit 32M --backend "$BK_CTL" --backend-dev "$BK_LOOP" \
-	-- sh -c "sleep 1.5; '$AGENT' stats --format prometheus >'$tmp/agent.prom'" \
+	--json "$tmp/run.json" \
+	-- sh -c "sleep 1.5; '$AGENT' stats --format prometheus >'$tmp/agent.prom'; \
+		cp /run/leap/agent.json '$tmp/state.json'" \
 	>/dev/null 2>"$tmp/run.err"
 is $? 0 "stats --format prometheus while a backend-mode agent runs" || diag "$(cat "$tmp/run.err")"
 /usr/bin/python3 "$PARSE" <"$tmp/agent.prom" >"$tmp/agent.json" 2>"$tmp/parse.err"
@@ -52,6 +54,17 @@ is "$(pq '.leap_agent_info.samples[0].labels.prefetch')" leap-swapd+swapcache \
 	"leap_agent_info says backend mode (into the swap cache)"
 [ "$(pq '.leap_agent_backend_queued_pages.samples | length')" -gt 0 ]
 ok $? "the agent's own backend counters are there"
+# The counter table's backend rows reach all four outputs (agent.t checks
+# the others).
+missing=
+while IFS=$'\t' read -r key prom where _; do
+	[ "$where" = backend ] || continue
+	jq -e --arg k "$key" '.agent | has($k)' "$tmp/state.json" >/dev/null || missing+=" state:$key"
+	jq -e --arg k "$key" 'has($k)' "$tmp/run.json" >/dev/null || missing+=" json:$key"
+	grep '^leap-agent: counters:' "$tmp/run.err" | grep -q " $key=[0-9]" || missing+=" stderr:$key"
+	grep -q "^$prom[{ ]" "$tmp/agent.prom" || missing+=" prometheus:$prom"
+done < <("$AGENT" stats --list)
+is "$missing" "" "every backend counter is in the state file, the JSON summary, stderr and Prometheus"
 
 # ---- leap-memctl: leap-memd's counters ------------------------------------------------
 run_timeout 30 "$MEMCTL" stats --format prometheus -s "$A_addr" -k "$BK_SECRET" \

@@ -75,7 +75,7 @@ if [ -d "$PIN" ] && pin_owner_alive; then
 fi
 pin_was_ours=1
 
-echo "1..24"
+echo "1..26"
 
 # ---- set-up: swap file, memcg limit, cgroup v2 dir ---------------------------
 setup_ok=1
@@ -188,10 +188,11 @@ wait_pid "$touch_pid" 120
 rc=$?
 check "the workload ran (exit $rc)" test $rc -eq 0
 
-# A second instance must refuse while the first owns the pins.
-"$OBS" --cgroup "$CG2" --duration 1 >"$TMP/second.out" 2>"$TMP/second.err"
+# A second instance told to pin in the same directory must refuse while
+# the first owns it (without --pin-dir it pins in one of its own, below).
+"$OBS" --cgroup "$CG2" --duration 1 --pin-dir "$PIN" >"$TMP/second.out" 2>"$TMP/second.err"
 rc=$?
-check "a second observer is refused while the first is live (exit $rc)" \
+check "a second observer is refused the pins of a live one (exit $rc)" \
 	sh -c "[ $rc -ne 0 ] && grep -q 'in use by another leap observer (pid $obs_pid)' '$TMP/second.err'" ||
 	diag "$TMP/second.err"
 
@@ -280,5 +281,29 @@ rc=$?
 check "after a SIGKILL (pins left: $stale) the next observer starts (exit $rc) and cleans up" \
 	sh -c "[ $rc -eq 0 ] && [ ! -e '$PIN' ]" || diag "$TMP/after.err"
 
-[ "$n" -eq 24 ] || echo "# planned 24 tests, ran $n"
+# ---- beside a running agent (which owns $PIN), leap-observe pins elsewhere ----------
+AGENT=$root/bin/leap-agent
+"$AGENT" attach --keep-running >"$TMP/agent.out" 2>"$TMP/agent.err" &
+agent_pid=$!
+pids+=("$agent_pid")
+wait_for "$TMP/agent.err" "attached" 30 || diag "$TMP/agent.err"
+start_touch touch5.out 96 1 "$TMP/go5"
+wait_for "$TMP/touch5.out" filled 120 || diag "$TMP/touch5.out"
+start_obs beside --pid "$touch_pid" --quiet
+own=$PIN-observe-$obs_pid
+pinned=no
+[ -e "$own/stats" ] && [ -e "$PIN/stats" ] && pinned=yes
+touch "$TMP/go5"
+wait_pid "$touch_pid" 120
+wait_pid "$obs_pid" 30
+rc=$?
+check "leap-observe runs beside an agent (exit $rc, events $(field events "$TMP/beside.out"))" \
+	sh -c "[ $rc -eq 0 ] && [ '$(field events "$TMP/beside.out")' -gt 0 ] && grep -q 'belongs to a running agent' '$TMP/beside.err'" ||
+	diag "$TMP/beside.err"
+check "... pinning under $own while the agent keeps $PIN (pinned: $pinned), removed after" \
+	sh -c "[ $pinned = yes ] && [ ! -e '$own' ]"
+kill -INT "$agent_pid"
+wait_pid "$agent_pid" 30
+
+[ "$n" -eq 26 ] || echo "# planned 26 tests, ran $n"
 exit $((fails > 0))

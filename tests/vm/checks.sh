@@ -105,7 +105,7 @@ agent_run()
 # ---- fentry forced: loads exactly where status picked it ---------------------
 agent_run fentry --hook fentry --policy leap -- true
 frc=$?
-ferr=$(grep -v '^leap-agent: wall' "$out/fentry.err" | tr '\n' ' ' | sed 's/ *$//')
+ferr=$(grep -Ev '^leap-agent: (wall|counters:)' "$out/fentry.err" | tr '\n' ' ' | sed 's/ *$//')
 if [ $frc = 0 ] && [ "$(jget "$out/fentry.json" .hook)" = fentry ]; then
 	put FENTRY yes
 	is "$hook" fentry "forced --hook fentry loads, and status picks it"
@@ -169,7 +169,7 @@ btf_has_typedef()
 memcg_on=$(awk '$1 == "memory" { print $4 }' /proc/cgroups 2>/dev/null)
 agent_run tp --hook tracepoint --memory-limit "$limit" --policy leap -- "${wl[@]}"
 rc=$?
-tp_err=$(grep -v '^leap-agent: wall' "$out/tp.err" | tr '\n' ' ' | sed 's/ *$//')
+tp_err=$(grep -Ev '^leap-agent: (wall|counters:)' "$out/tp.err" | tr '\n' ' ' | sed 's/ *$//')
 if btf_has_typedef btf_trace_count_memcg_events && btf_has_typedef btf_trace_page_fault_user &&
 	[ "${memcg_on:-0}" != 0 ]; then
 	put TRACEPOINT yes

@@ -19,15 +19,8 @@
 #include <time.h>
 
 #include "agent.h"
+#include "clock.h"
 #include "swapslot.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * The most pages one swap readahead of the kernel brings in: 1 <<
@@ -722,9 +715,18 @@ void agent_tick(struct agent *a, uint64_t now_ns)
 	}
 }
 
-void agent_totals(struct agent *a, struct leap_cg_stats *sum)
+void agent_totals(const struct agent *a, struct leap_cg_stats *sum)
 {
 	leap_observer_stats_sum(a->obs, sum);
+}
+
+const char *agent_prefetch_via(const struct agent *a)
+{
+	if (a->be && a->be->fd < 0)
+		return "off (leap-swapd link lost)";
+	if (a->be)
+		return a->be_swapcache ? "leap-swapd+swapcache" : "leap-swapd";
+	return a->prefetch_ok ? "process_madvise" : "off";
 }
 
 static int cmp_u32(const void *x, const void *y)

@@ -87,9 +87,9 @@ struct agent {
 	struct backend *be;
 	bool be_swapcache;
 	bool be_warned_no_offset;
-	uint64_t be_hits0, be_hits1; /* leap-swapd's cache hits at start and end */
-	bool prefetch_ok;	     /* the kernel takes process_madvise(WILLNEED) */
-	bool cold_ok;		     /* ... and MADV_COLD (cold_behind) */
+	uint64_t be_hits0; /* leap-swapd's cache hits at start */
+	bool prefetch_ok;  /* the kernel takes process_madvise(WILLNEED) */
+	bool cold_ok;	   /* ... and MADV_COLD (cold_behind) */
 	const char *prefetch_why;
 	struct agent_target targets[AGENT_MAX_TARGETS];
 	int ntargets;
@@ -99,6 +99,7 @@ struct agent {
 	uint32_t lat_us[AGENT_LATENCY_SAMPLES];
 	uint64_t nlat;
 	bool verbose;
+	bool bpf_stats;	   /* --bpf-stats: BPF run time is measured */
 	uint32_t ra_pages; /* the kernel's swap readahead reach (vm.page-cluster) */
 	/* --kernel-readahead defer: no window on any stream the kernel's
 	 * readahead serves, read streams included */
@@ -147,7 +148,9 @@ int agent_on_event(void *ctx, const struct leap_event *ev);
  * re-created cgroup targets, matched cgroups (sets state_dirty). */
 void agent_tick(struct agent *a, uint64_t now_ns);
 /* Totals over every target's stats slot. */
-void agent_totals(struct agent *a, struct leap_cg_stats *sum);
+void agent_totals(const struct agent *a, struct leap_cg_stats *sum);
+/* How windows reach the kernel, for people: "process_madvise", "off", ... */
+const char *agent_prefetch_via(const struct agent *a);
 /* p-th percentile (0..100) of the reaction latency, microseconds. */
 double agent_latency_us(struct agent *a, double p);
 

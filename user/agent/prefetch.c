@@ -29,6 +29,7 @@
 
 #include <bpf/bpf.h>
 
+#include "clock.h"
 #include "leap_event.h"
 #include "pagemap.h"
 #include "prefetch.h"
@@ -51,14 +52,6 @@ static ssize_t sys_process_madvise(int pidfd, const struct iovec *iov, size_t n,
 				   int advice)
 {
 	return syscall(SYS_process_madvise, pidfd, iov, n, advice, 0);
-}
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* process_madvise, counted in t with its CPU and wall time. */

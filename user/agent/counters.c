@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+/* The agent's counter table and the outputs it drives (counters.h). */
+#include <string.h>
+
+#include "agent.h"
+#include "counters.h"
+
+#define SLOT(key, field, prom, help)                                                     \
+	{                                                                                \
+		key, prom, help, COUNTER_SLOT, offsetof(struct leap_cg_stats, field),    \
+			false                                                            \
+	}
+#define AGENT(key, field, prom, help)                                                    \
+	{                                                                                \
+		key, prom, help, COUNTER_AGENT, offsetof(struct agent, field), false     \
+	}
+#define BACKEND(key, field, prom, help)                                                  \
+	{                                                                                \
+		key, prom, help, COUNTER_BACKEND, offsetof(struct backend_stats, field), \
+			true                                                             \
+	}
+
+const struct agent_counter agent_counters[] = {
+	SLOT("faults", faults, "leap_faults_total",
+	     "User page faults of the target's tasks."),
+	SLOT("swapin_misses", swapin_misses, "leap_swapin_misses_total",
+	     "Faults that had to read from swap (major faults; in backend mode every "
+	     "read of the backend device)."),
+	SLOT("prefetched", prefetches, "leap_prefetched_pages_total",
+	     "Pages the agent asked to prefetch."),
+	SLOT("hits", prefetch_hits, "leap_prefetch_hits_total",
+	     "Faults served by a page the agent prefetched."),
+	SLOT("prefetch_wasted", prefetch_wasted, "leap_prefetch_wasted_pages_total",
+	     "Prefetched pages read from swap again before use (reclaimed under "
+	     "memory pressure)."),
+	SLOT("events_sent", events_sent, "leap_events_sent_total",
+	     "Fault events BPF sent to the agent."),
+	SLOT("events_dropped", events_dropped, "leap_events_dropped_total",
+	     "Fault events lost because the ring buffer was full."),
+	AGENT("events", c.events, "leap_agent_events_total",
+	      "Fault events the agent read."),
+	AGENT("events_ignored", c.ignored, "leap_agent_events_ignored_total",
+	      "Events that were not swap accesses."),
+	AGENT("swap_faults", c.swap_faults, "leap_agent_swap_faults_total",
+	      "Swap accesses fed to the prefetch engine."),
+	AGENT("late_prefetches", c.late, "leap_agent_late_prefetches_total",
+	      "Major faults on pages the agent had asked to prefetch (too late)."),
+	AGENT("lookaheads", c.lookaheads, "leap_agent_lookaheads_total",
+	      "Prefetch windows issued early by a hit on a look-ahead marker."),
+	AGENT("nested_stride_windows", c.nested_strides,
+	      "leap_agent_nested_stride_windows_total",
+	      "Prefetch windows along a nested stride (a repeating period of deltas)."),
+	AGENT("held_for_kernel_readahead", c.held_kernel_ra,
+	      "leap_agent_held_for_kernel_readahead_pages_total",
+	      "Window pages not prefetched because Linux's readahead serves the stream."),
+	AGENT("windows_beyond_kernel_readahead", c.beyond_kernel_ra,
+	      "leap_agent_windows_beyond_kernel_readahead_total",
+	      "Windows issued past the kernel's readahead on a read stream it serves."),
+	AGENT("zero_filled_misses", c.zero_misses, "leap_agent_zero_filled_misses_total",
+	      "Misses that found zero-filled swap entries (no I/O)."),
+	AGENT("quiet_sets", c.quiet_sets, "leap_agent_quiet_sets_total",
+	      "Threads told not to wake the agent for their misses."),
+	AGENT("quiet_lifts", c.quiet_lifts, "leap_agent_quiet_lifts_total",
+	      "Threads told to wake the agent again."),
+	AGENT("prefetch_syscalls", pf.stats.willneed.calls,
+	      "leap_agent_prefetch_syscalls_total", "process_madvise calls made."),
+	AGENT("prefetch_not_swapped", pf.stats.not_swapped,
+	      "leap_agent_prefetch_not_swapped_pages_total",
+	      "Candidate pages skipped because they were not swapped out."),
+	AGENT("prefetch_record_calls", pf.stats.record_calls,
+	      "leap_agent_prefetch_record_calls_total",
+	      "Runs of the leap_record BPF program (one per window)."),
+	AGENT("prefetch_map_errors", pf.stats.map_errors,
+	      "leap_agent_prefetch_map_errors_total",
+	      "Prefetched-page map updates that failed."),
+	AGENT("pagemap_scans", pf.pagemap.scans, "leap_agent_pagemap_scans_total",
+	      "PAGEMAP_SCAN ioctls of the pagemap filter."),
+	AGENT("pagemap_reads", pf.pagemap.reads, "leap_agent_pagemap_reads_total",
+	      "pread calls of the pagemap filter."),
+	AGENT("cold_behind_pages", pf.stats.cold_pages,
+	      "leap_agent_cold_behind_pages_total",
+	      "Pages behind fills given MADV_COLD (cold_behind)."),
+	AGENT("cold_syscalls", pf.stats.cold.calls, "leap_agent_cold_syscalls_total",
+	      "process_madvise(MADV_COLD) calls made."),
+	AGENT("processes_exited", c.exited, "leap_agent_processes_exited_total",
+	      "Watched processes seen gone."),
+	{"backend_ambiguous", "leap_agent_backend_ambiguous_faults_total",
+	 "Faults with several backend reads (kernel readahead), not used.", COUNTER_AGENT,
+	 offsetof(struct agent, c.ambiguous), true},
+	BACKEND("backend_queued", queued, "leap_agent_backend_queued_pages_total",
+		"Pages leap-swapd queued for prefetching."),
+	BACKEND("backend_dropped", dropped, "leap_agent_backend_dropped_pages_total",
+		"Pages leap-swapd dropped because its prefetch queue was full."),
+	BACKEND("backend_out_of_range", out_of_range,
+		"leap_agent_backend_out_of_range_pages_total",
+		"Candidates beyond the backend device, never sent."),
+	BACKEND("backend_errors", errors, "leap_agent_backend_errors_total",
+		"Failed commands to leap-swapd."),
+	BACKEND("backend_other_device", other_device,
+		"leap_agent_backend_other_device_pages_total",
+		"Candidates swapped to another swap area than the backend's."),
+	BACKEND("backend_left_to_kernel", left_to_kernel,
+		"leap_agent_backend_left_to_kernel_pages_total",
+		"Slots in runs, read by process_madvise alone, not pushed."),
+	BACKEND("backend_no_offset", no_offset,
+		"leap_agent_backend_no_offset_pages_total",
+		"Swapped candidates pagemap showed without their swap slot."),
+	BACKEND("backend_type_votes", type_votes, "leap_agent_backend_type_votes_total",
+		"Device reads that confirmed a candidate's swap type."),
+	BACKEND("backend_type_switches", type_switches,
+		"leap_agent_backend_type_switches_total",
+		"Times the evidence changed the backend's swap type."),
+};
+
+const size_t agent_ncounters = sizeof(agent_counters) / sizeof(agent_counters[0]);
+
+static uint64_t u64_at(const void *base, size_t off)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)base + off, sizeof(v));
+	return v;
+}
+
+uint64_t agent_counter_of_slot(const struct leap_cg_stats *s,
+			       const struct agent_counter *c)
+{
+	return c->src == COUNTER_SLOT ? u64_at(s, c->off) : 0;
+}
+
+bool agent_counter_shown(const struct agent *a, const struct agent_counter *c)
+{
+	return !c->backend_only || a->be;
+}
+
+uint64_t agent_counter_value(const struct agent *a, const struct leap_cg_stats *tot,
+			     const struct agent_counter *c)
+{
+	switch (c->src) {
+	case COUNTER_SLOT:
+		return u64_at(tot, c->off);
+	case COUNTER_AGENT:
+		return u64_at(a, c->off);
+	case COUNTER_BACKEND:
+		return a->be ? u64_at(&a->be->st, c->off) : 0;
+	}
+	return 0;
+}
+
+void agent_counters_json(json_object *o, const struct agent *a,
+			 const struct leap_cg_stats *tot)
+{
+	for (size_t i = 0; i < agent_ncounters; i++) {
+		const struct agent_counter *c = &agent_counters[i];
+
+		if (agent_counter_shown(a, c))
+			json_object_object_add(
+				o, c->key,
+				json_object_new_uint64(agent_counter_value(a, tot, c)));
+	}
+}
+
+void agent_counters_line(FILE *f, json_object *o)
+{
+	fputs("leap-agent: counters:", f);
+	for (size_t i = 0; i < agent_ncounters; i++) {
+		json_object *v;
+
+		if (json_object_object_get_ex(o, agent_counters[i].key, &v))
+			fprintf(f, " %s=%s", agent_counters[i].key,
+				json_object_get_string(v));
+	}
+	fputc('\n', f);
+}
+
+void agent_counters_list(FILE *f)
+{
+	static const char *const where[] = {"per-target", "agent", "backend"};
+
+	for (size_t i = 0; i < agent_ncounters; i++) {
+		const struct agent_counter *c = &agent_counters[i];
+
+		fprintf(f, "%s\t%s\t%s\t%s\n", c->key, c->prom,
+			c->backend_only ? "backend" : where[c->src], c->help);
+	}
+}
+
+void agent_rates(const struct leap_cg_stats *s, bool pushes_only, double *accuracy,
+		 double *coverage)
+{
+	uint64_t faults = s->swapin_misses + (pushes_only ? 0 : s->prefetch_hits);
+
+	*accuracy = s->prefetches ? (double)s->prefetch_hits / (double)s->prefetches : 0;
+	*coverage = faults ? (double)s->prefetch_hits / (double)faults : 0;
+}

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: MIT
+/* Options shared by attach and run (options.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+
+enum {
+	OPT_HOOK = 1000,
+	OPT_RINGBUF,
+	OPT_KERNEL_RA,
+	OPT_BPF_STATS,
+	OPT_BACKEND,
+	OPT_BACKEND_DEV,
+	OPT_BACKEND_INTO,
+	OPT_COLD_BEHIND,
+};
+
+static const struct argp_option common_opts[] = {
+	{"config", 'c', "FILE", 0, "Policy file (INI; see leap-agent(8))", 0},
+	{"hook", OPT_HOOK, "auto|fentry|tracepoint", 0,
+	 "Fault hooks (default auto: fentry where the kernel allows it)", 0},
+	{"ringbuf-kb", OPT_RINGBUF, "KB", 0, "BPF ring buffer size (power of two)", 0},
+	{"kernel-readahead", OPT_KERNEL_RA, "keep|defer|off", 0,
+	 "keep: Linux's swap readahead stays on; Leap leaves the streams it serves to it "
+	 "when they write or find zero-filled swap entries, and prefetches past it on "
+	 "other read streams.  defer: Leap leaves every "
+	 "stream it serves to it.  off: set vm.page-cluster=0 while running so Leap "
+	 "alone prefetches (restored at exit).  Default: keep",
+	 0},
+	{"cold-behind", OPT_COLD_BEHIND, "PAGES", 0,
+	 "Give MADV_COLD to the pages a fill (a read-modify-write stream the kernel's "
+	 "readahead serves) went past PAGES pages ago, so that reclaim takes them "
+	 "first (Leap's eager eviction); 0: never.  Overrides the policy file's "
+	 "cold_behind.  Default 256",
+	 0},
+	{"bpf-stats", OPT_BPF_STATS, NULL, 0,
+	 "Measure BPF run time per event (bpf_enable_stats)", 0},
+	{"backend", OPT_BACKEND, "SOCKET", 0,
+	 "Backend mode: push the swap slots of the engine's windows to this leap-swapd "
+	 "control socket (the engine runs on virtual addresses; slots come from "
+	 "/proc/PID/pagemap)",
+	 0},
+	{"backend-dev", OPT_BACKEND_DEV, "DEV", 0,
+	 "The swap block device leap-swapd serves (e.g. /dev/loop0); with --backend", 0},
+	{"backend-into", OPT_BACKEND_INTO, "swapcache|cache", 0,
+	 "With --backend: swapcache (default) also process_madvises the pushed pages, "
+	 "so the kernel reads them from leap-swapd's cache into its swap cache and the "
+	 "fault is minor; cache only pushes (the fault stays major, served from "
+	 "leap-swapd's cache)",
+	 0},
+	{"verbose", 'v', NULL, 0, "Log more", 0},
+	{},
+};
+
+static error_t parse_common(int key, char *arg, struct argp_state *state)
+{
+	struct agent_opts *o = state->input;
+	unsigned long v;
+	char *end;
+
+	switch (key) {
+	case 'c':
+		o->config_path = arg;
+		break;
+	case 'v':
+		o->verbose = true;
+		break;
+	case OPT_HOOK:
+		if (!strcmp(arg, "auto"))
+			o->hook = LEAP_HOOK_AUTO;
+		else if (!strcmp(arg, "fentry"))
+			o->hook = LEAP_HOOK_FENTRY;
+		else if (!strcmp(arg, "tracepoint"))
+			o->hook = LEAP_HOOK_TRACEPOINT;
+		else
+			argp_error(state,
+				   "--hook takes auto, fentry or tracepoint, not '%s'",
+				   arg);
+		break;
+	case OPT_RINGBUF:
+		v = strtoul(arg, &end, 10);
+		if (*end || v < 4 || v > (1u << 20) || (v & (v - 1)))
+			argp_error(
+				state,
+				"--ringbuf-kb must be a power of two from 4 to 1048576");
+		o->ring_kb = (unsigned)v;
+		break;
+	case OPT_KERNEL_RA:
+		if (strcmp(arg, "keep") && strcmp(arg, "defer") && strcmp(arg, "off"))
+			argp_error(
+				state,
+				"--kernel-readahead takes keep, defer or off, not '%s'",
+				arg);
+		o->kernel_ra_off = !strcmp(arg, "off");
+		o->kernel_ra_defer = !strcmp(arg, "defer");
+		break;
+	case OPT_COLD_BEHIND:
+		v = strtoul(arg, &end, 10);
+		if (!*arg || *end || v > (1u << 20))
+			argp_error(state,
+				   "--cold-behind takes a page count up to 1048576 (0: "
+				   "off), not '%s'",
+				   arg);
+		o->cold_behind = (long)v;
+		break;
+	case OPT_BPF_STATS:
+		o->bpf_stats = true;
+		break;
+	case OPT_BACKEND:
+		o->backend_sock = arg;
+		break;
+	case OPT_BACKEND_DEV:
+		o->backend_dev = arg;
+		break;
+	case OPT_BACKEND_INTO:
+		if (strcmp(arg, "swapcache") && strcmp(arg, "cache"))
+			argp_error(state, "--backend-into takes swapcache or cache");
+		o->backend_cache_only = !strcmp(arg, "cache");
+		o->backend_into_given = true;
+		break;
+	case ARGP_KEY_END:
+		if (!o->backend_sock != !o->backend_dev)
+			argp_error(state, "--backend and --backend-dev go together");
+		break;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+	return 0;
+}
+
+const struct argp agent_common_argp = {common_opts, parse_common, NULL, NULL,
+				       NULL,	    NULL,	  NULL};
+
+void agent_opts_override(const struct agent_opts *o, struct agent_config *cfg)
+{
+	if (o->cold_behind < 0)
+		return;
+	cfg->def.cold_behind = (uint32_t)o->cold_behind;
+	for (int i = 0; i < cfg->ncgroups; i++)
+		cfg->cgroups[i].policy.cold_behind = (uint32_t)o->cold_behind;
+}
+
+int agent_opts_load_config(const struct agent_opts *o, struct agent_config *cfg)
+{
+	char err[1024];
+
+	if (!o->config_path) {
+		agent_config_default(cfg);
+	} else if (agent_config_load(o->config_path, cfg, err, sizeof(err))) {
+		fprintf(stderr, "leap-agent: %s\n", err);
+		return -1;
+	}
+	agent_opts_override(o, cfg);
+	return 0;
+}
