@@ -115,6 +115,21 @@ const volatile __u64 leap_wake_delta_max = 0;
  */
 const volatile __u32 leap_backend_dev = 0;
 
+/*
+ * Arming (tracepoint path, the agent): the fault hooks (page_fault_user,
+ * page_fault_kernel, count_memcg_events) run for every fault of every task
+ * on the machine once attached, ~11% of a first-touch fault here even as
+ * empty programs (docs/bench-overhead.md).  With arming (the loader's
+ * arm_on_swap) it attaches them only while a target swaps in: until then
+ * only leap_arm_bio runs, once per block I/O, and asks for them
+ * (LEAP_EV_ARM) when a watched task reads a page into the swap cache.
+ * The loader sets leap_fault_hooks_on while they are attached.
+ */
+volatile __u32 leap_fault_hooks_on = 0;
+/* When leap_arm_bio last asked (bpf_ktime_get_ns()): once per ms at most. */
+__u64 leap_arm_sent_ns = 0;
+#define LEAP_ARM_RESEND_NS (1000ULL * 1000)
+
 /* Ring buffer bytes one event takes: the 8-byte record header + payload. */
 #define LEAP_EV_RECORD_BYTES ((sizeof(struct leap_event) + 8 + 7) & ~7)
 
@@ -862,6 +877,73 @@ SEC("tp_btf/block_bio_queue")
 int BPF_PROG(leap_bio_queue_q, struct request_queue *q, struct bio *bio)
 {
 	return bio_queued(bio);
+}
+
+/* ---- arming: the fault hooks on while a target swaps in ----------------- */
+
+/*
+ * Whether bio reads into a swap cache folio (a swap-in, the kernel's swap
+ * readahead included): the first page is swap-backed and in the swap
+ * cache (include/linux/page-flags.h folio_test_swapcache(): PG_swapbacked
+ * and PG_swapcache, which aliases PG_owner_priv_1).  mm/page_io.c
+ * swap_read_folio_bdev_{sync,async}() submit it from the faulting task
+ * (trace_block_bio_queue() in submit_bio_noacct_nocheck()), for a disk
+ * and for zram alike; zero-filled entries and zswap hits read no bio.
+ * page->flags is an unsigned long, or a struct holding one (memdesc_flags_t,
+ * 6.18): read the word at its offset either way.
+ */
+static __always_inline bool bio_reads_swap_cache(struct bio *bio)
+{
+	struct page *page = BPF_CORE_READ(bio, bi_io_vec, bv_page);
+	long swapcache = bpf_core_enum_value_exists(enum pageflags, PG_swapcache)
+				 ? bpf_core_enum_value(enum pageflags, PG_swapcache)
+				 : bpf_core_enum_value(enum pageflags, PG_owner_priv_1);
+	long swapbacked = bpf_core_enum_value(enum pageflags, PG_swapbacked);
+	unsigned long flags = 0;
+
+	if (!page || bpf_core_read(&flags, sizeof(flags), &page->flags))
+		return false;
+	return (flags >> swapbacked & 1) && (flags >> swapcache & 1);
+}
+
+/*
+ * Asks the reader for the fault hooks: a watched task reads a swap page
+ * while they are off.  Targets whose faults are only counted (policy off)
+ * arm too, so that an A/B's two rows are observed alike.
+ */
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(leap_arm_bio, struct bio *bio)
+{
+	__u64 id, cgid = 0, now;
+	struct leap_task_state *ts;
+	struct leap_target t;
+	struct leap_event *ev;
+
+	if (leap_fault_hooks_on ||
+	    (BPF_CORE_READ(bio, bi_opf) & LEAP_REQ_OP_MASK) != LEAP_REQ_OP_READ ||
+	    !bio_reads_swap_cache(bio))
+		return 0;
+	id = bpf_get_current_pid_tgid();
+	ts = bpf_task_storage_get(&leap_pending_task, bpf_get_current_task_btf(), 0,
+				  BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!ts || !watched_cached(ts, id >> 32, &cgid, &t))
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (now - leap_arm_sent_ns < LEAP_ARM_RESEND_NS)
+		return 0;
+	leap_arm_sent_ns = now;
+	ev = bpf_ringbuf_reserve(&leap_events, sizeof(*ev), 0);
+	if (!ev)
+		return 0;
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->ts_ns = now;
+	ev->cgroup_id = cgid;
+	ev->swap_offset = LEAP_NO_SWAP_OFFSET;
+	ev->tgid = id >> 32;
+	ev->tid = (__u32)id;
+	ev->flags = LEAP_EV_ARM;
+	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
+	return 0;
 }
 
 /* A swap read issued while a watched fault is in flight on this thread. */

@@ -42,6 +42,12 @@
  * swap_read_folio_zeromap(); counted per memcg since ~6.14; tracepoint
  * path only). */
 #define LEAP_EV_SWAPIN_ZERO (1u << 9)
+/*
+ * Not a fault: a watched task submitted a swap read while the observer's
+ * fault hooks were off (tracepoint path, observer option arm_on_swap).
+ * The reader attaches them (leap_observer_set_armed()); addr is 0.
+ */
+#define LEAP_EV_ARM (1u << 10)
 
 /* One user page fault of a watched task, sent through the ring buffer. */
 struct leap_event {

@@ -60,6 +60,10 @@ struct leap_observer {
 	char pin_dir[PATH_MAX];
 	bool pinned[PIN_COUNT];
 	bool made_pin_dir;
+	/* Arming (opts.arm_on_swap on the tracepoint path): the fault hooks'
+	 * links while attached, NULL while not. */
+	bool arming;
+	struct bpf_link *fault_links[3];
 };
 
 /* ---- logging -------------------------------------------------------------- */
@@ -183,6 +187,7 @@ static void set_autoload(struct leap_observer_bpf *skel, enum leap_hook hook,
 	bpf_program__set_autoload(skel->progs.leap_readpage,
 				  fentry && read_fn && !strcmp(read_fn, "swap_readpage"));
 	bpf_program__set_autoload(skel->progs.leap_record, false);
+	bpf_program__set_autoload(skel->progs.leap_arm_bio, false);
 }
 
 /*
@@ -568,6 +573,12 @@ static int open_and_load(struct leap_observer *obs, const struct leap_observer_o
 	if (obs->hook == LEAP_HOOK_TRACEPOINT)
 		bpf_map__set_max_entries(obs->skel->maps.leap_pending, 1);
 	bpf_program__set_autoload(obs->skel->progs.leap_record, record);
+	/* Arming: leap_arm_bio asks for the fault hooks, which are attached
+	 * on demand (leap_observer_set_armed()), not with the rest. */
+	bpf_program__set_autoload(obs->skel->progs.leap_arm_bio, obs->arming);
+	bpf_program__set_autoattach(obs->skel->progs.leap_pf_user, !obs->arming);
+	bpf_program__set_autoattach(obs->skel->progs.leap_pf_kernel, !obs->arming);
+	bpf_program__set_autoattach(obs->skel->progs.leap_memcg_ev, !obs->arming);
 	obs->skel->rodata->leap_backend_dev = opts->backend_dev;
 	obs->skel->rodata->leap_agent_tgid =
 		opts->self_tgid ? opts->self_tgid : (__u32)getpid();
@@ -672,6 +683,10 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 		if (err)
 			goto fail;
 	}
+	/* The fentry hooks run for swap faults only: nothing to arm.  Backend
+	 * mode keeps every hook on (its device reads need the open fault). */
+	obs->arming = opts->arm_on_swap && obs->hook == LEAP_HOOK_TRACEPOINT &&
+		      !opts->backend_dev;
 	if (obs->hook == LEAP_HOOK_FENTRY && !read_fn)
 		leap_log(LEAP_LOG_INFO,
 			 "no swap_read_folio/swap_readpage in the kernel BTF: "
@@ -777,10 +792,63 @@ fail:
 	return err < 0 ? err : -EINVAL;
 }
 
+/* The fault hooks, in the order they attach: the hook that closes a
+ * pending fault first, the ones that open it last. */
+static struct bpf_program *fault_prog(struct leap_observer *obs, int i)
+{
+	struct bpf_program *p[3] = {obs->skel->progs.leap_memcg_ev,
+				    obs->skel->progs.leap_pf_user,
+				    obs->skel->progs.leap_pf_kernel};
+
+	return p[i];
+}
+
+int leap_observer_set_armed(struct leap_observer *obs, bool on)
+{
+	int err = 0;
+
+	if (!obs || !obs->arming)
+		return 0;
+	if (!on) {
+		__atomic_store_n(&obs->skel->bss->leap_fault_hooks_on, 0,
+				 __ATOMIC_SEQ_CST);
+		for (int i = 2; i >= 0; i--) {
+			bpf_link__destroy(obs->fault_links[i]);
+			obs->fault_links[i] = NULL;
+		}
+		return 0;
+	}
+	for (int i = 0; i < 3 && !err; i++) {
+		if (obs->fault_links[i])
+			continue;
+		obs->fault_links[i] = bpf_program__attach(fault_prog(obs, i));
+		if (!obs->fault_links[i]) {
+			err = -errno;
+			leap_log(LEAP_LOG_ERROR, "attaching %s: %s",
+				 bpf_program__name(fault_prog(obs, i)), strerror(-err));
+		}
+	}
+	if (err) {
+		leap_observer_set_armed(obs, false);
+		return err;
+	}
+	__atomic_store_n(&obs->skel->bss->leap_fault_hooks_on, 1, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+int leap_observer_armed(const struct leap_observer *obs)
+{
+	if (!obs || !obs->arming)
+		return -1;
+	return obs->fault_links[0] != NULL;
+}
+
 void leap_observer_close(struct leap_observer *obs)
 {
 	if (!obs)
 		return;
+	if (obs->skel)
+		leap_observer_set_armed(obs, false);
 	unpin_all(obs);
 	ring_buffer__free(obs->rb);
 	if (obs->stats)

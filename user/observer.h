@@ -84,6 +84,15 @@ struct leap_observer_opts {
 	 * LEAP_EV_DEV_READ and the swap offset on every hook path.  0 = off.
 	 */
 	__u32 backend_dev;
+	/*
+	 * Tracepoint path: attach the fault hooks only while a watched task
+	 * swaps in (they cost every fault of every task while attached).
+	 * Until then a block I/O hook sends LEAP_EV_ARM when a watched task
+	 * reads a swap page; the reader then calls leap_observer_set_armed(),
+	 * and turns them off again when its targets stop swapping.  Ignored on
+	 * the fentry path (swap faults only) and in backend mode.
+	 */
+	bool arm_on_swap;
 	/* Never watched (the agent itself); 0 = getpid(). */
 	__u32 self_tgid;
 	/* Pin directory; NULL = LEAP_PIN_DIR.  Its parent must be (or, for
@@ -142,6 +151,14 @@ int leap_observer_remove_cgroup(struct leap_observer *obs, __u64 cgroup_id);
 int leap_observer_add_pid(struct leap_observer *obs, __u32 tgid,
 			  const struct leap_target *t);
 int leap_observer_remove_pid(struct leap_observer *obs, __u32 tgid);
+
+/*
+ * Arming (opts.arm_on_swap): attaches (on) or detaches the fault hooks.
+ * 0 or -errno; a no-op without arming.
+ */
+int leap_observer_set_armed(struct leap_observer *obs, bool on);
+/* 1 armed, 0 not, -1 when the observer does not arm (hooks always on). */
+int leap_observer_armed(const struct leap_observer *obs);
 
 /*
  * Misses of thread tid wake no reader before until_ns (bpf_ktime_get_ns()

@@ -510,6 +510,65 @@ static void cold_behind(struct agent *a, const struct agent_policy *pol,
 	}
 }
 
+/* A target began swapping in while the fault hooks were off: attach them. */
+static void arm(struct agent *a, const struct leap_event *ev)
+{
+	int rc;
+
+	if (leap_observer_armed(a->obs) != 0)
+		return;
+	rc = leap_observer_set_armed(a->obs, true);
+	if (rc) {
+		fprintf(stderr, "leap-agent: cannot attach the fault hooks (%s)\n",
+			strerror(-rc));
+		return;
+	}
+	a->c.arms++;
+	a->last_swap_ns = mono_ns();
+	/* From the swap read that asked to the hooks' attach: the faults of
+	 * that span go unseen. */
+	if (a->last_swap_ns - ev->ts_ns > a->arm_latency_max_ns)
+		a->arm_latency_max_ns = a->last_swap_ns - ev->ts_ns;
+	a->state_dirty = true;
+}
+
+/*
+ * No target missed or hit for AGENT_DISARM_NS: the fault hooks come off.
+ * The stats slots count for every target, those whose faults send no
+ * events (policy off) too.
+ */
+static void disarm_if_idle(struct agent *a, uint64_t now_ns)
+{
+	struct leap_cg_stats s;
+	uint64_t sum;
+
+	if (leap_observer_armed(a->obs) != 1)
+		return;
+	agent_totals(a, &s);
+	sum = s.swapin_misses + s.prefetch_hits;
+	if (sum != a->last_swap_sum) {
+		a->last_swap_sum = sum;
+		a->last_swap_ns = now_ns;
+	}
+	if (now_ns - a->last_swap_ns < AGENT_DISARM_NS)
+		return;
+	leap_observer_set_armed(a->obs, false);
+	a->c.disarms++;
+	a->state_dirty = true;
+}
+
+const char *agent_fault_hooks(const struct agent *a)
+{
+	switch (leap_observer_armed(a->obs)) {
+	case 1:
+		return "armed (a target swaps in)";
+	case 0:
+		return "off until a target swaps in";
+	default:
+		return "always on";
+	}
+}
+
 int agent_on_event(void *ctx, const struct leap_event *ev)
 {
 	struct agent *a = ctx;
@@ -524,6 +583,10 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	uint32_t n;
 	int rc;
 
+	if (ev->flags & LEAP_EV_ARM) {
+		arm(a, ev);
+		return 0;
+	}
 	a->c.events++;
 	t = target_of(a, ev);
 	if (!t || t->policy.mode == AGENT_MODE_OFF)
@@ -697,6 +760,7 @@ static void tick_cgroups(struct agent *a)
 
 void agent_tick(struct agent *a, uint64_t now_ns)
 {
+	disarm_if_idle(a, now_ns);
 	a->ra_pages = kernel_ra_pages();
 	tick_cgroups(a);
 	leap_table_expire(&a->streams, now_ns,

@@ -53,6 +53,8 @@ struct agent_counters {
 	uint64_t zero_misses;	   /* misses that found zero-filled swap entries */
 	uint64_t quiet_sets;	   /* threads told not to wake us (leap_quiet) */
 	uint64_t quiet_lifts;	   /* ... and told to again */
+	uint64_t arms;		   /* fault hooks attached (a target began swapping in) */
+	uint64_t disarms;	   /* ... and detached (its targets stopped) */
 };
 
 /*
@@ -64,6 +66,14 @@ struct agent_quiet {
 	uint32_t tid;
 	uint64_t until; /* ns, bpf_ktime_get_ns() clock; 0: not quiet */
 };
+
+/*
+ * Arming (tracepoint path): the fault hooks come off once no target has
+ * missed or hit for this long.  Long enough that a program's pauses
+ * between phases (a collection, a sort's merge) keep them, short enough
+ * that a host whose targets stopped swapping stops paying within seconds.
+ */
+#define AGENT_DISARM_NS (2ULL * 1000 * 1000 * 1000)
 
 #define AGENT_QUIET_SLOTS 64
 #define AGENT_QUIET_NS	  (50ULL * 1000 * 1000)
@@ -114,6 +124,11 @@ struct agent {
 	/* targets or matched cgroups changed: the state file is out of date */
 	bool state_dirty;
 	struct agent_quiet quiet[AGENT_QUIET_SLOTS]; /* by tid % AGENT_QUIET_SLOTS */
+	/* Arming: when the targets' misses and hits last moved (event clock),
+	 * and their sum then. */
+	uint64_t last_swap_ns;
+	uint64_t last_swap_sum;
+	uint64_t arm_latency_max_ns; /* the longest swap read to attach */
 };
 
 /* Backend mode with --backend-into cache: windows are pushed to leap-swapd
@@ -147,6 +162,9 @@ int agent_on_event(void *ctx, const struct leap_event *ev);
 /* Periodic housekeeping: idle streams, exited pid targets, removed and
  * re-created cgroup targets, matched cgroups (sets state_dirty). */
 void agent_tick(struct agent *a, uint64_t now_ns);
+/* The fault hooks' state, for people: "always on" (fentry, or arming
+ * off), "armed" or "off until a target swaps in". */
+const char *agent_fault_hooks(const struct agent *a);
 /* Totals over every target's stats slot. */
 void agent_totals(const struct agent *a, struct leap_cg_stats *sum);
 /* How windows reach the kernel, for people: "process_madvise", "off", ... */

@@ -82,6 +82,11 @@ const struct agent_counter agent_counters[] = {
 	      "Pages behind fills given MADV_COLD (cold_behind)."),
 	AGENT("cold_syscalls", pf.stats.cold.calls, "leap_agent_cold_syscalls_total",
 	      "process_madvise(MADV_COLD) calls made."),
+	AGENT("fault_hook_arms", c.arms, "leap_agent_fault_hook_arms_total",
+	      "Times the fault hooks were attached because a target began swapping in "
+	      "(tracepoint path)."),
+	AGENT("fault_hook_disarms", c.disarms, "leap_agent_fault_hook_disarms_total",
+	      "Times they came off because no target had missed or hit for 2 s."),
 	AGENT("processes_exited", c.exited, "leap_agent_processes_exited_total",
 	      "Watched processes seen gone."),
 	{"backend_ambiguous", "leap_agent_backend_ambiguous_faults_total",

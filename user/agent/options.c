@@ -15,6 +15,7 @@ enum {
 	OPT_BACKEND_DEV,
 	OPT_BACKEND_INTO,
 	OPT_COLD_BEHIND,
+	OPT_FAULT_HOOKS,
 };
 
 static const struct argp_option common_opts[] = {
@@ -34,6 +35,11 @@ static const struct argp_option common_opts[] = {
 	 "readahead serves) went past PAGES pages ago, so that reclaim takes them "
 	 "first (Leap's eager eviction); 0: never.  Overrides the policy file's "
 	 "cold_behind.  Default 256",
+	 0},
+	{"fault-hooks", OPT_FAULT_HOOKS, "on-swap|always", 0,
+	 "Tracepoint path: attach the fault hooks, which every fault of every task "
+	 "pays for, only while a target swaps in (on-swap, the default), or for as "
+	 "long as the agent runs (always)",
 	 0},
 	{"bpf-stats", OPT_BPF_STATS, NULL, 0,
 	 "Measure BPF run time per event (bpf_enable_stats)", 0},
@@ -107,6 +113,13 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_BPF_STATS:
 		o->bpf_stats = true;
+		break;
+	case OPT_FAULT_HOOKS:
+		if (strcmp(arg, "on-swap") && strcmp(arg, "always"))
+			argp_error(state,
+				   "--fault-hooks takes on-swap or always, not '%s'",
+				   arg);
+		o->fault_hooks_always = !strcmp(arg, "always");
 		break;
 	case OPT_BACKEND:
 		o->backend_sock = arg;

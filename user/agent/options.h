@@ -27,6 +27,7 @@ struct agent_opts {
 	bool backend_into_given; /* --backend-into named: no fallback */
 	bool bpf_stats;
 	bool verbose;
+	bool fault_hooks_always; /* --fault-hooks always: no arming */
 	/* attach */
 	const char *cgroups[AGENT_MAX_TARGETS];
 	bool cgroup_exact[AGENT_MAX_TARGETS];

@@ -142,6 +142,7 @@ static int start_observer(struct agent *a, const struct agent_opts *o)
 		 * a look-ahead marker wake us at once, the rest in batches. */
 		.swap_events_only = true,
 		.wake_delta_max = wake_delta_max(&a->config),
+		.arm_on_swap = !o->fault_hooks_always,
 		.log = log_cb,
 		.log_ctx = o->verbose ? (void *)1 : NULL,
 		.on_event = agent_on_event,

@@ -165,6 +165,8 @@ void state_write(struct agent *a, const char *caps)
 	json_object_object_add(o, STATE_PUSHES_ONLY,
 			       json_object_new_boolean(agent_pushes_only(a)));
 	json_object_object_add(o, STATE_CAPS, json_object_new_string(caps ? caps : ""));
+	json_object_object_add(o, STATE_FAULT_HOOKS,
+			       json_object_new_string(agent_fault_hooks(a)));
 	if (a->be)
 		json_object_object_add(o, STATE_BACKEND_SOCKET,
 				       json_object_new_string(a->be->path));

@@ -93,6 +93,7 @@ static void print_agent(void)
 	printf("agent hook:        %s\n", state_str(st, STATE_HOOK, "?"));
 	printf("agent prefetch:    %s\n", state_str(st, STATE_PREFETCH, "?"));
 	printf("agent caps:        %s\n", state_str(st, STATE_CAPS, "?"));
+	printf("agent fault hooks: %s\n", state_str(st, STATE_FAULT_HOOKS, "?"));
 	ts = state_get(st, STATE_TARGETS);
 	for (size_t i = 0; ts && i < json_object_array_length(ts); i++)
 		print_target(json_object_array_get_idx(ts, i));
