@@ -122,7 +122,7 @@ const volatile __u32 leap_backend_dev = 0;
  * empty programs (docs/bench-overhead.md).  With arming (the loader's
  * arm_on_swap) it attaches them only while a target swaps in: until then
  * only leap_arm_bio runs, once per block I/O, and asks for them
- * (LEAP_EV_ARM) when a watched task reads a page into the swap cache.
+ * (LEAP_EV_ARM) when a watched task reads a page in from swap.
  * The loader sets leap_fault_hooks_on while they are attached.
  */
 volatile __u32 leap_fault_hooks_on = 0;
@@ -296,6 +296,7 @@ struct leap_pending {
 	__u32 tflags; /* leap_target.flags of the matching target */
 	__u32 active; /* task-storage records stay allocated: 0 = none open */
 	__u32 pad;
+	__u64 nvcsw; /* the thread's voluntary context switches at entry */
 };
 
 struct {
@@ -530,6 +531,10 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 	bool marker = false;
 	__s64 delta = 0;
 
+	if (BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), nvcsw) !=
+	    p->nvcsw)
+		flags |= LEAP_EV_SLEPT;
+
 	if (st) {
 		if (count_fault)
 			__sync_fetch_and_add(&st->faults, 1);
@@ -640,7 +645,7 @@ static __always_inline int fault_entry(unsigned long address, unsigned long erro
 	st = stats_slot(t.stats_slot);
 	if (st)
 		__sync_fetch_and_add(&st->faults, 1);
-	if (error_code & LEAP_X86_PF_PROT)
+	if ((error_code & LEAP_X86_PF_PROT) || (t.flags & LEAP_TGT_STANDBY))
 		return 0;
 
 	p.addr = address & ~((1ULL << LEAP_PAGE_SHIFT) - 1);
@@ -648,6 +653,7 @@ static __always_inline int fault_entry(unsigned long address, unsigned long erro
 	p.cgroup_id = cgid;
 	p.swap_offset = LEAP_NO_SWAP_OFFSET;
 	p.flags = (error_code & LEAP_X86_PF_WRITE) ? LEAP_EV_WRITE : 0;
+	p.nvcsw = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), nvcsw);
 	p.slot = t.stats_slot;
 	p.tflags = t.flags;
 	/*
@@ -744,6 +750,13 @@ int BPF_PROG(leap_swap_entry, struct vm_fault *vmf)
 
 	if (!watched(tgid, &cgid, &t))
 		return 0;
+	if (t.flags & LEAP_TGT_STANDBY) {
+		struct leap_cg_stats *st = stats_slot(t.stats_slot);
+
+		if (st)
+			__sync_fetch_and_add(&st->faults, 1);
+		return 0;
+	}
 	addr = BPF_CORE_READ(vmf, address) & ~((1ULL << LEAP_PAGE_SHIFT) - 1);
 	/*
 	 * Called again after VM_FAULT_RETRY for the same fault: keep the
@@ -758,6 +771,7 @@ int BPF_PROG(leap_swap_entry, struct vm_fault *vmf)
 	p.ts_ns = now;
 	p.cgroup_id = cgid;
 	p.flags = LEAP_EV_FENTRY;
+	p.nvcsw = BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), nvcsw);
 	if (bpf_core_field_exists(vmf->flags)) {
 		if (BPF_CORE_READ(vmf, flags) & LEAP_FAULT_FLAG_WRITE)
 			p.flags |= LEAP_EV_WRITE;
@@ -882,34 +896,38 @@ int BPF_PROG(leap_bio_queue_q, struct request_queue *q, struct bio *bio)
 /* ---- arming: the fault hooks on while a target swaps in ----------------- */
 
 /*
- * Whether bio reads into a swap cache folio (a swap-in, the kernel's swap
- * readahead included): the first page is swap-backed and in the swap
- * cache (include/linux/page-flags.h folio_test_swapcache(): PG_swapbacked
- * and PG_swapcache, which aliases PG_owner_priv_1).  mm/page_io.c
- * swap_read_folio_bdev_{sync,async}() submit it from the faulting task
- * (trace_block_bio_queue() in submit_bio_noacct_nocheck()), for a disk
- * and for zram alike; zero-filled entries and zswap hits read no bio.
- * page->flags is an unsigned long, or a struct holding one (memdesc_flags_t,
- * 6.18): read the word at its offset either way.
+ * Whether bio is a swap-in read: it reads into a swap-backed folio that is
+ * locked and not yet uptodate, the state mm/memory.c do_swap_page() and
+ * mm/swap_state.c __read_swap_cache_async() put a new folio in before
+ * mm/page_io.c swap_read_folio() fills it (include/linux/page-flags.h:
+ * PG_swapbacked is set for anonymous and shmem folios; a folio in the swap
+ * cache has PG_swapcache too, but zram's direct swap-in skips the cache).
+ * swap_read_folio_bdev_{sync,async}() submit the bio from the faulting
+ * task (trace_block_bio_queue() in submit_bio_noacct_nocheck()), for a
+ * disk and for zram alike; zero-filled entries and zswap hits read none.
+ * An O_DIRECT read into a program's own (uptodate) anonymous buffer is not
+ * one.  page->flags is an unsigned long, or a struct holding one
+ * (memdesc_flags_t, 6.18): read the word at its offset either way.
  */
-static __always_inline bool bio_reads_swap_cache(struct bio *bio)
+static __always_inline bool bio_reads_swap(struct bio *bio)
 {
 	struct page *page = BPF_CORE_READ(bio, bi_io_vec, bv_page);
-	long swapcache = bpf_core_enum_value_exists(enum pageflags, PG_swapcache)
-				 ? bpf_core_enum_value(enum pageflags, PG_swapcache)
-				 : bpf_core_enum_value(enum pageflags, PG_owner_priv_1);
+	long locked = bpf_core_enum_value(enum pageflags, PG_locked);
+	long uptodate = bpf_core_enum_value(enum pageflags, PG_uptodate);
 	long swapbacked = bpf_core_enum_value(enum pageflags, PG_swapbacked);
 	unsigned long flags = 0;
 
 	if (!page || bpf_core_read(&flags, sizeof(flags), &page->flags))
 		return false;
-	return (flags >> swapbacked & 1) && (flags >> swapcache & 1);
+	return (flags >> swapbacked & 1) && (flags >> locked & 1) &&
+	       !(flags >> uptodate & 1);
 }
 
 /*
  * Asks the reader for the fault hooks: a watched task reads a swap page
  * while they are off.  Targets whose faults are only counted (policy off)
- * arm too, so that an A/B's two rows are observed alike.
+ * arm too, so that an A/B's two rows are observed alike; targets the agent
+ * stood down for do not.
  */
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(leap_arm_bio, struct bio *bio)
@@ -921,12 +939,13 @@ int BPF_PROG(leap_arm_bio, struct bio *bio)
 
 	if (leap_fault_hooks_on ||
 	    (BPF_CORE_READ(bio, bi_opf) & LEAP_REQ_OP_MASK) != LEAP_REQ_OP_READ ||
-	    !bio_reads_swap_cache(bio))
+	    !bio_reads_swap(bio))
 		return 0;
 	id = bpf_get_current_pid_tgid();
 	ts = bpf_task_storage_get(&leap_pending_task, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!ts || !watched_cached(ts, id >> 32, &cgid, &t))
+	if (!ts || !watched_cached(ts, id >> 32, &cgid, &t) ||
+	    (t.flags & LEAP_TGT_STANDBY))
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (now - leap_arm_sent_ns < LEAP_ARM_RESEND_NS)

@@ -48,6 +48,13 @@
  * The reader attaches them (leap_observer_set_armed()); addr is 0.
  */
 #define LEAP_EV_ARM (1u << 10)
+/*
+ * The faulting thread blocked during the fault (its voluntary context
+ * switches went up: task_struct.nvcsw): it waited for I/O or a lock.  A
+ * page-in that never blocks is CPU work in the faulting thread (zram),
+ * which a prefetch cannot hide, only move (include/leap/cost.h).
+ */
+#define LEAP_EV_SLEPT (1u << 11)
 
 /* One user page fault of a watched task, sent through the ring buffer. */
 struct leap_event {
@@ -69,6 +76,12 @@ struct leap_event {
 #define LEAP_TGT_EXACT	       (1u << 2) /* cgroup: only itself, not its descendants */
 /* No event wakes the reader at once (mode observe). */
 #define LEAP_TGT_NO_WAKE (1u << 3)
+/*
+ * The agent stood down for this target (prefetching costs more than it
+ * saves, include/leap/cost.h): its faults are counted but followed no
+ * further, and its swap reads do not arm the fault hooks.
+ */
+#define LEAP_TGT_STANDBY (1u << 4)
 
 /*
  * Value of the target maps: leap_cgroups (key: __u64 cgroup v2 id) and

@@ -15,13 +15,17 @@
 #   beside  leap-agent attach watching another, empty cgroup
 #   under   leap-agent attach watching the program's own cgroup (policy
 #           leap; nothing swaps, so nothing is prefetched)
+#   beside-armed, under-armed
+#           the same with --fault-hooks always: what every program pays
+#           while some target swaps in (the hooks attached)
 # Reports the median of REPS per row and its ratio to bare, then one more
 # pass of beside and under with --bpf-stats: runs and ns per run of each
 # BPF program (bpf_enable_stats adds its own clock reads, so those times
 # are upper bounds).
 #
 #   tools/bench-overhead.sh [--reps N] [--mib M] [--rounds R] [--programs "fault cc"]
-#                           [--rows "bare floor beside under"] [--hook auto|fentry|tracepoint]
+#                           [--rows "bare floor beside under beside-armed under-armed"]
+#                           [--hook auto|fentry|tracepoint]
 #                           [--csv FILE]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -31,7 +35,8 @@ FAULT=$root/.output/overhead/fault-touch
 FLOOR=$root/.output/overhead/hook-floor
 FLOOR_OBJ=$root/.output/overhead/hook-floor.bpf.o
 
-reps=5 mib=256 rounds=8 programs="fault cc" rows="bare floor beside under" hook=auto csv=
+reps=5 mib=256 rounds=8 programs="fault cc" rows="bare floor beside under beside-armed under-armed"
+hook=auto csv=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--reps) reps=$2; shift 2 ;;
@@ -41,7 +46,7 @@ while [ $# -gt 0 ]; do
 	--rows) rows=$2; shift 2 ;;
 	--hook) hook=$2; shift 2 ;;
 	--csv) csv=$2; shift 2 ;;
-	-h | --help) sed -n '3,25p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,29p' "$0"; exit 0 ;;
 	*) echo "bench-overhead: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -76,7 +81,8 @@ fi
 echo "program,row,rep,seconds" >"$csv"
 
 # The compile job's inputs: leap's userspace C files (no generated headers).
-mapfile -t cc_srcs < <(cd "$root" && ls user/lib/*.c user/agent/*.c user/reg/*.c tools/sim/*.c)
+# (No process substitution: the VM test bed's guests have no /dev/fd.)
+read -ra cc_srcs <<<"$(cd "$root" && echo user/lib/*.c user/agent/*.c user/reg/*.c tools/sim/*.c)"
 
 # Runs program $1 in $mine; prints its wall seconds.
 run_program() {
@@ -108,6 +114,10 @@ start_row() {
 	floor) "$FLOOR" "$FLOOR_OBJ" 2>"$err" & ;;
 	beside) "$AGENT" attach --hook "$hook" --cgroup "$other" "$@" 2>"$err" & ;;
 	under) "$AGENT" attach --hook "$hook" --cgroup "$mine" "$@" 2>"$err" & ;;
+	beside-armed) "$AGENT" attach --hook "$hook" --fault-hooks always --cgroup "$other" \
+		"$@" 2>"$err" & ;;
+	under-armed) "$AGENT" attach --hook "$hook" --fault-hooks always --cgroup "$mine" \
+		"$@" 2>"$err" & ;;
 	esac
 	helper=$!
 	for _ in $(seq 100); do
@@ -144,19 +154,19 @@ for rep in $(seq "$reps"); do
 	done
 done
 
-printf '\n%-8s %-8s %10s %8s   %s\n' program row median vs-bare "all runs (s)"
+printf '\n%-8s %-13s %10s %8s   %s\n' program row median vs-bare "all runs (s)"
 for prog in $programs; do
 	base=$(awk -F, -v p="$prog" '$1 == p && $2 == "bare" { print $4 }' "$csv" | median)
 	for row in $rows; do
 		m=$(awk -F, -v p="$prog" -v r="$row" '$1 == p && $2 == r { print $4 }' "$csv" | median)
 		all=$(awk -F, -v p="$prog" -v r="$row" '$1 == p && $2 == r { printf "%.3f ", $4 }' "$csv")
-		printf '%-8s %-8s %10.4f %8.3f   %s\n' "$prog" "$row" "$m" \
+		printf '%-8s %-13s %10.4f %8.3f   %s\n' "$prog" "$row" "$m" \
 			"$(echo "$m / $base" | bc -l)" "$all"
 	done
 done
 
 # Where the BPF time goes: one pass of the agent's rows with --bpf-stats.
-for row in beside under; do
+for row in beside under beside-armed under-armed; do
 	case " $rows " in *" $row "*) ;; *) continue ;; esac
 	start_row "$row" --bpf-stats
 	run_program fault >/dev/null

@@ -13,6 +13,9 @@
 #   fixture_leftovers          print what this test left behind (empty = clean)
 #   swap_file_on SIZE_MIB      preallocated swap file on the root fs, swapon;
 #                              prints its path
+#   zram_swap_on SIZE_MIB      a free zram device as swap, above the files'
+#                              priority (a fast, CPU-bound swap device);
+#                              prints its path; swapoff and reset at teardown
 #   memcg_create LIMIT         v1 memory cgroup (limit, swappiness 60) + a v2
 #                              dir of the same name; prints a handle
 #   memcg_destroy H            kill H's tasks, remove both dirs (also at teardown)
@@ -223,6 +226,36 @@ _fx_swap_off()
 	fi
 	rm -f "$f"
 	! grep -q "^$f " /proc/swaps
+}
+
+_fx_zram_off()
+{
+	local d=$1
+	grep -q "^$d " /proc/swaps && swapoff "$d"
+	echo 1 >"/sys/block/${d#/dev/}/reset"
+	! grep -q "^$d " /proc/swaps
+}
+
+zram_swap_on()
+{
+	local mib=$1 z
+	_fx_need_init || return 1
+	[ -e /sys/class/zram-control ] || modprobe zram num_devices=1 2>/dev/null
+	for z in /sys/block/zram*; do
+		[ -e "$z/disksize" ] && [ "$(cat "$z/disksize")" = 0 ] && break
+		z=
+	done
+	[ -n "$z" ] || {
+		_fx_err "zram_swap_on: no free zram device (no zram module, or all in use)"
+		return 1
+	}
+	fixture_register _fx_zram_off "/dev/${z##*/}"
+	echo "${mib}M" >"$z/disksize" && mkswap -q "/dev/${z##*/}" >/dev/null &&
+		swapon -p $((FX_SWAP_PRIO + 1000)) "/dev/${z##*/}" || {
+		_fx_err "zram_swap_on: cannot enable swap on /dev/${z##*/}"
+		return 1
+	}
+	echo "/dev/${z##*/}"
 }
 
 swap_file_on()

@@ -56,6 +56,7 @@ int agent_init(struct agent *a, const struct agent_config *cfg)
 	a->prefetch_why = why;
 	a->next_slot = 1; /* slot 0 collects pid targets */
 	a->ra_pages = kernel_ra_pages();
+	leap_cost_params_default(&a->cost_params);
 	return 0;
 }
 
@@ -76,8 +77,11 @@ void agent_fini(struct agent *a)
 	leap_table_free(&a->streams);
 }
 
-static uint32_t target_flags(const struct agent_policy *p)
+static bool cost_aware(const struct agent_target *t);
+
+static uint32_t target_flags(const struct agent_target *t)
 {
+	const struct agent_policy *p = &t->policy;
 	uint32_t f = 0;
 
 	if (p->mode != AGENT_MODE_OFF)
@@ -94,13 +98,14 @@ static uint32_t target_flags(const struct agent_policy *p)
 		f |= LEAP_TGT_THREAD_DELTAS;
 	if (p->exact)
 		f |= LEAP_TGT_EXACT;
+	if (t->cost.state == LEAP_COST_STANDBY)
+		f |= LEAP_TGT_STANDBY;
 	return f;
 }
 
 static int push_target(struct agent *a, struct agent_target *t, char *err, size_t errlen)
 {
-	struct leap_target bt = {.stats_slot = t->slot,
-				 .flags = target_flags(&t->policy)};
+	struct leap_target bt = {.stats_slot = t->slot, .flags = target_flags(t)};
 	int rc;
 
 	if (t->kind == TARGET_CGROUP)
@@ -155,6 +160,7 @@ int agent_add_cgroup_opts(struct agent *a, const char *path,
 	if (force_exact)
 		t->policy.exact = true;
 	t->slot = a->next_slot;
+	leap_cost_init(&t->cost, &a->cost_params);
 	rc = push_target(a, t, err, errlen);
 	if (rc)
 		return rc;
@@ -180,6 +186,7 @@ int agent_add_pid(struct agent *a, uint32_t tgid, const struct agent_policy *pol
 	snprintf(t->path, sizeof(t->path), "%u", tgid);
 	t->policy = *pol;
 	t->slot = 0;
+	leap_cost_init(&t->cost, &a->cost_params);
 	rc = push_target(a, t, err, errlen);
 	if (rc)
 		return rc;
@@ -201,6 +208,9 @@ void agent_apply_config(struct agent *a, const struct agent_config *cfg)
 			&a->config, t->kind == TARGET_CGROUP ? t->path : NULL);
 		if (t->exact_forced)
 			t->policy.exact = true;
+		/* Now prefetching whatever it costs: no longer standing down. */
+		if (!cost_aware(t) && t->cost.state == LEAP_COST_STANDBY)
+			leap_cost_init(&t->cost, &a->cost_params);
 		/* Now exact: its descendants match elsewhere or not at all; BPF
 		 * names them afresh at their next fault. */
 		if (t->kind == TARGET_CGROUP && !was_exact && t->policy.exact)
@@ -510,6 +520,68 @@ static void cold_behind(struct agent *a, const struct agent_policy *pol,
 	}
 }
 
+static void disarm(struct agent *a);
+
+/* Whether every target's faults go unfollowed: all stood down. */
+static bool all_standing_down(const struct agent *a)
+{
+	for (int i = 0; i < a->ntargets; i++)
+		if (a->targets[i].cost.state != LEAP_COST_STANDBY)
+			return false;
+	return a->ntargets > 0;
+}
+
+/*
+ * Cost-aware prefetching (include/leap/cost.h): a target whose verdict
+ * changed gets its new flags in BPF (LEAP_TGT_STANDBY: its faults are
+ * followed no further), and the change is said once.
+ */
+static void cost_apply(struct agent *a, struct agent_target *t)
+{
+	bool standby = t->cost.state == LEAP_COST_STANDBY;
+
+	if (standby)
+		a->c.stand_downs++;
+	else
+		a->c.probes++;
+	push_target(a, t, NULL, 0);
+	a->state_dirty = true;
+	if (standby && all_standing_down(a))
+		disarm(a); /* nobody left whose faults we follow */
+	if (standby)
+		fprintf(stderr,
+			"leap-agent: %s %s: standing down (%s); probing again in %llu "
+			"s\n",
+			t->kind == TARGET_CGROUP ? "cgroup" : "pid", t->path, t->cost.why,
+			(unsigned long long)(t->cost.interval_ns / 1000000000ULL));
+	else if (a->verbose)
+		fprintf(stderr, "leap-agent: %s %s: probing whether prefetching pays\n",
+			t->kind == TARGET_CGROUP ? "cgroup" : "pid", t->path);
+}
+
+/* Whether t's verdict is the agent's to make: mode leap, stand_down auto. */
+static bool cost_aware(const struct agent_target *t)
+{
+	return t->policy.mode == AGENT_MODE_LEAP && t->policy.stand_down;
+}
+
+/* An event's sample: a device page-in not of ours, or a hit. */
+static void cost_sample(struct agent *a, struct agent_target *t,
+			const struct leap_event *ev, bool hit)
+{
+	if (!cost_aware(t) || !ev->latency_ns)
+		return;
+	if ((ev->flags & LEAP_EV_MAJOR) && (ev->flags & LEAP_EV_SWAPIN_IO) &&
+	    !(ev->flags & LEAP_EV_PREFETCHED))
+		leap_cost_miss(&t->cost, ev->latency_ns, ev->flags & LEAP_EV_SLEPT);
+	else if (hit && !(ev->flags & LEAP_EV_MAJOR))
+		leap_cost_hit(&t->cost, ev->latency_ns);
+	else
+		return;
+	if (leap_cost_update(&t->cost, &a->cost_params, ev->ts_ns))
+		cost_apply(a, t);
+}
+
 /* A target began swapping in while the fault hooks were off: attach them. */
 static void arm(struct agent *a, const struct leap_event *ev)
 {
@@ -552,6 +624,14 @@ static void disarm_if_idle(struct agent *a, uint64_t now_ns)
 	}
 	if (now_ns - a->last_swap_ns < AGENT_DISARM_NS)
 		return;
+	disarm(a);
+}
+
+/* The fault hooks come off (when armed). */
+static void disarm(struct agent *a)
+{
+	if (leap_observer_armed(a->obs) != 1)
+		return;
 	leap_observer_set_armed(a->obs, false);
 	a->c.disarms++;
 	a->state_dirty = true;
@@ -579,7 +659,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	struct leap_decision dec;
 	uint64_t page = ev->addr >> LEAP_PAGE_SHIFT;
 	bool ours, hit, hold = false;
-	uint64_t ra_gap = 0, prev;
+	uint64_t ra_gap = 0, prev, spent;
 	uint32_t n;
 	int rc;
 
@@ -627,6 +707,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	}
 	a->c.swap_faults++;
 	a->c.zero_misses += !hit && (ev->flags & LEAP_EV_SWAPIN_ZERO);
+	cost_sample(a, t, ev, hit);
 	key = leap_key_make(t->policy.params.key, ev->cgroup_id, ev->tgid, ev->tid);
 	s = leap_table_get(&a->streams, &key, t->policy.params.hsize, ev->ts_ns);
 	prev = s->hist.last_page;
@@ -656,6 +737,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 				       LEAP_PW_LIMIT, &dec);
 	if (n == 0 || t->policy.mode != AGENT_MODE_LEAP)
 		return 0;
+	leap_cost_asked(&t->cost, n);
 	if (a->be ? a->be->fd < 0 || (a->be_swapcache && !a->prefetch_ok)
 		  : !a->prefetch_ok)
 		return 0;
@@ -666,12 +748,16 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	a->c.lookaheads += dec.lookahead;
 	a->c.nested_strides += dec.periodic;
 	a->c.beyond_kernel_ra += ra_gap != 0;
+	spent = a->pf.stats.willneed.cpu_ns;
 	if (a->be)
 		rc = backend_push(a, ev->tgid, cands, n,
 				  s->ra_armed ? s->ra_marker : UINT64_MAX);
 	else
 		rc = prefetch_pages(&a->pf, ev->tgid, cands, n,
 				    s->ra_armed ? s->ra_marker : UINT64_MAX);
+	if (rc > 0)
+		leap_cost_spent(&t->cost, (uint32_t)rc,
+				a->pf.stats.willneed.cpu_ns - spent);
 	if (rc > 0) {
 		a->c.prefetched += (uint64_t)rc;
 		add_stat(a, t->slot, 0, (uint64_t)rc);
@@ -760,6 +846,13 @@ static void tick_cgroups(struct agent *a)
 
 void agent_tick(struct agent *a, uint64_t now_ns)
 {
+	for (int i = 0; i < a->ntargets; i++) {
+		struct agent_target *t = &a->targets[i];
+
+		if (t->cost.state == LEAP_COST_STANDBY &&
+		    leap_cost_update(&t->cost, &a->cost_params, now_ns))
+			cost_apply(a, t);
+	}
 	disarm_if_idle(a, now_ns);
 	a->ra_pages = kernel_ra_pages();
 	tick_cgroups(a);

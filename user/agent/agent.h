@@ -11,6 +11,7 @@
 
 #include "backend.h"
 #include "config.h"
+#include "leap/cost.h"
 #include "leap/engine.h"
 #include "leaves.h"
 #include "observer.h"
@@ -30,9 +31,10 @@ struct agent_target {
 	uint32_t tgid;	     /* TARGET_PID */
 	char path[PATH_MAX]; /* cgroup directory, for messages and reloads */
 	struct agent_policy policy;
-	uint32_t slot;	   /* leap_stats slot */
-	bool exact_forced; /* --cgroup-exact: exact whatever the config says */
-	bool gone;	   /* TARGET_CGROUP: removed; watched again once re-created */
+	uint32_t slot;	       /* leap_stats slot */
+	bool exact_forced;     /* --cgroup-exact: exact whatever the config says */
+	bool gone;	       /* TARGET_CGROUP: removed; watched again once re-created */
+	struct leap_cost cost; /* whether prefetching pays (mode leap) */
 };
 
 struct agent_counters {
@@ -55,6 +57,8 @@ struct agent_counters {
 	uint64_t quiet_lifts;	   /* ... and told to again */
 	uint64_t arms;		   /* fault hooks attached (a target began swapping in) */
 	uint64_t disarms;	   /* ... and detached (its targets stopped) */
+	uint64_t stand_downs;	   /* a target stood down (cost.h) */
+	uint64_t probes;	   /* ... and prefetched again to see whether it pays */
 };
 
 /*
@@ -80,6 +84,7 @@ struct agent_quiet {
 
 struct agent {
 	struct agent_config config;
+	struct leap_cost_params cost_params;
 	struct leap_observer *obs;
 	struct leap_table streams;
 	struct prefetcher pf;

@@ -14,6 +14,8 @@
  *                        ; unset keys come from [default], wherever it is
  *   match = exact        ; tree (default) | exact: this cgroup only
  *   cold_behind = 0      ; pages behind a fill made cold (0: off)
+ *   stand_down = never   ; auto (default): stop where prefetching costs more
+ *                        ; than it saves (include/leap/cost.h) | never
  *
  * libinih does the lexing; the handler validates every key and value and
  * remembers the first error with its line, so a bad file is refused with a
@@ -37,6 +39,7 @@ enum key_bit {
 	K_FLAVOR = 1 << 6,
 	K_MATCH = 1 << 7,
 	K_COLD_BEHIND = 1 << 8,
+	K_STAND_DOWN = 1 << 9,
 };
 
 struct parse_state {
@@ -73,6 +76,7 @@ void agent_config_default(struct agent_config *c)
 	c->def.mode = AGENT_MODE_LEAP;
 	leap_params_default(&c->def.params);
 	c->def.cold_behind = AGENT_DEFAULT_COLD_BEHIND;
+	c->def.stand_down = true;
 	c->ring_kb = 4096;
 	c->streams = 4096;
 	c->idle_timeout_s = 60;
@@ -160,6 +164,12 @@ static int set_policy_key(struct parse_state *st, struct agent_policy *p, unsign
 			return fail(st, "match must be tree or exact, not '%s'%s", v, "");
 		p->exact = strcmp(v, "exact") == 0;
 		*mask |= K_MATCH;
+	} else if (strcmp(key, "stand_down") == 0) {
+		if (strcmp(v, "auto") && strcmp(v, "never"))
+			return fail(st, "stand_down must be auto or never, not '%s'%s", v,
+				    "");
+		p->stand_down = strcmp(v, "auto") == 0;
+		*mask |= K_STAND_DOWN;
 	} else if (strcmp(key, "flavor") == 0) {
 		if (leap_flavor_parse(v, &p->params.flavor))
 			return fail(st, "flavor must be ours or paper, not '%s'%s", v,
@@ -284,6 +294,8 @@ static void inherit_defaults(struct parse_state *st)
 			p->exact = d->exact;
 		if (!(m & K_COLD_BEHIND))
 			p->cold_behind = d->cold_behind;
+		if (!(m & K_STAND_DOWN))
+			p->stand_down = d->stand_down;
 	}
 }
 

@@ -24,6 +24,9 @@ struct agent_policy {
 	/* Pages a fill the kernel's readahead serves went past this many
 	 * pages ago get MADV_COLD (0: never); mode leap only. */
 	uint32_t cold_behind;
+	/* Mode leap: stand down where prefetching costs more than it saves
+	 * (include/leap/cost.h); false: prefetch whatever it costs. */
+	bool stand_down;
 };
 
 #define AGENT_DEFAULT_COLD_BEHIND 256u

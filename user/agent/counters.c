@@ -87,6 +87,11 @@ const struct agent_counter agent_counters[] = {
 	      "(tracepoint path)."),
 	AGENT("fault_hook_disarms", c.disarms, "leap_agent_fault_hook_disarms_total",
 	      "Times they came off because no target had missed or hit for 2 s."),
+	AGENT("stand_downs", c.stand_downs, "leap_agent_stand_downs_total",
+	      "Times a target stood down: prefetching cost more than it saved, or "
+	      "nothing was worth prefetching."),
+	AGENT("probes", c.probes, "leap_agent_probes_total",
+	      "Times a target that stood down prefetched again to see whether it pays."),
 	AGENT("processes_exited", c.exited, "leap_agent_processes_exited_total",
 	      "Watched processes seen gone."),
 	{"backend_ambiguous", "leap_agent_backend_ambiguous_faults_total",

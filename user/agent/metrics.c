@@ -252,6 +252,20 @@ void agent_metrics_print(FILE *f, const struct agent_view *v)
 			continue;
 		prom_sample(f, "leap_target_info", l, 4, 1);
 	}
+	prom_family(f, "leap_target_standing_down", "gauge",
+		    "1 while the agent stands down for a watched cgroup: prefetching "
+		    "there cost more than it saved, or nothing was worth prefetching "
+		    "(the reason: leap-agent status).");
+	for (size_t i = 0; ts && i < json_object_array_length(ts); i++) {
+		json_object *t = json_object_array_get_idx(ts, i);
+		struct prom_label l = {
+			"cgroup", view_cgroup_name(v, state_str(t, STATE_T_TARGET, ""))};
+
+		if (strcmp(state_str(t, STATE_T_KIND, ""), "cgroup"))
+			continue;
+		prom_sample(f, "leap_target_standing_down", &l, 1,
+			    !strcmp(state_str(t, STATE_T_PREFETCH, ""), "standing down"));
+	}
 	prom_family(f, "leap_cgroup_matched_info", "gauge",
 		    "Cgroups whose faults counted for a target (always 1).");
 	for (int i = 0; i < v->nleaves; i++) {

@@ -273,6 +273,10 @@ void session_loop(struct session *s, pid_t child, int *child_status)
 			got_reload = 0;
 			reload(s);
 		}
+		/* A target stood down or came back, the hooks came on or off:
+		 * status shows it now, not at the next tick. */
+		if (a->state_dirty)
+			state_write(a, s->caps);
 		if (mono_ns() - last_tick > 1000000000ULL) {
 			last_tick = mono_ns();
 			if (!tick(s, child, &textfile_warned))

@@ -69,7 +69,7 @@ static json_object *leaves_json(const struct agent *a, const struct agent_target
 }
 
 /* Targets, with the cgroups matched under each. */
-static json_object *targets_json(const struct agent *a)
+json_object *state_targets_json(const struct agent *a)
 {
 	json_object *ts = json_object_new_array();
 
@@ -92,6 +92,11 @@ static json_object *targets_json(const struct agent *a)
 				       json_object_new_int((int)tg->policy.cold_behind));
 		json_object_object_add(t, STATE_T_SLOT,
 				       json_object_new_int((int)tg->slot));
+		json_object_object_add(
+			t, STATE_T_PREFETCH,
+			json_object_new_string(leap_cost_state_name(tg->cost.state)));
+		json_object_object_add(t, STATE_T_WHY,
+				       json_object_new_string(tg->cost.why));
 		if (cg) {
 			json_object_object_add(t, STATE_T_MATCH,
 					       json_object_new_string(tg->policy.exact
@@ -170,7 +175,7 @@ void state_write(struct agent *a, const char *caps)
 	if (a->be)
 		json_object_object_add(o, STATE_BACKEND_SOCKET,
 				       json_object_new_string(a->be->path));
-	json_object_object_add(o, STATE_TARGETS, targets_json(a));
+	json_object_object_add(o, STATE_TARGETS, state_targets_json(a));
 	json_object_object_add(o, STATE_AGENT, agent_json(a));
 	json_object_object_add(o, STATE_REACTION, reaction_json(a));
 	mkdir(AGENT_STATE_DIR, 0755);

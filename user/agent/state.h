@@ -40,6 +40,8 @@
 #define STATE_T_CGROUP_ID   "cgroup_id" /* cgroup */
 #define STATE_T_STATE	    "state"	/* cgroup: "watching" or "removed" */
 #define STATE_T_LEAVES	    "leaves"	/* cgroup: [{cgroup_id, path}] */
+#define STATE_T_PREFETCH    "prefetch"	/* "prefetching" or "standing down" */
+#define STATE_T_WHY	    "why"	/* the last verdict (cost.h), or "" */
 #define STATE_L_PATH	    "path"
 /* The agent object beyond the counters. */
 #define STATE_A_CPU_USER     "cpu_user_s"
@@ -62,6 +64,8 @@ struct agent;
  * the agent kept.
  */
 void state_write(struct agent *a, const char *caps);
+/* The targets as the state file shows them (summaries carry them too). */
+json_object *state_targets_json(const struct agent *a);
 /* Removes it: a stopped agent's state must not look live. */
 void state_remove(void);
 

@@ -41,12 +41,13 @@ static void print_text(const struct agent_view *v)
 		       (unsigned long long)s->prefetch_hits,
 		       (unsigned long long)s->prefetch_wasted, 100 * acc, 100 * cov);
 		if (t)
-			printf("%s (%s, %s%s)\n", state_str(t, STATE_T_TARGET, "?"),
+			printf("%s (%s, %s%s, %s)\n", state_str(t, STATE_T_TARGET, "?"),
 			       state_str(t, STATE_T_MATCH, "?"),
 			       state_str(t, STATE_T_MODE, "?"),
 			       strcmp(state_str(t, STATE_T_STATE, ""), "removed")
 				       ? ""
-				       : ", removed");
+				       : ", removed",
+			       state_str(t, STATE_T_PREFETCH, "?"));
 		else
 			printf("%s\n", k == 0 ? "(pid targets)" : "?");
 		for (int i = 0; i < v->nleaves; i++)
@@ -103,6 +104,12 @@ static json_object *to_json(const struct agent_view *v)
 			json_object_object_add(
 				o, "state",
 				json_object_new_string(state_str(t, STATE_T_STATE, "")));
+			json_object_object_add(o, "prefetch",
+					       json_object_new_string(state_str(
+						       t, STATE_T_PREFETCH, "")));
+			json_object_object_add(
+				o, "why",
+				json_object_new_string(state_str(t, STATE_T_WHY, "")));
 		}
 		ls = json_object_new_array();
 		for (int i = 0; i < v->nleaves; i++) {

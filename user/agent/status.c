@@ -70,7 +70,9 @@ static void print_target(json_object *t)
 	if (m)
 		printf(" match=%s %s", json_object_get_string(m),
 		       state_str(t, STATE_T_STATE, ""));
-	printf("\n");
+	printf(" %s\n", state_str(t, STATE_T_PREFETCH, ""));
+	if (*state_str(t, STATE_T_WHY, ""))
+		printf("  verdict:         %s\n", state_str(t, STATE_T_WHY, ""));
 	/* the cgroups under it whose tasks faulted since attach */
 	for (size_t j = 0; ls && j < json_object_array_length(ls); j++)
 		printf("  matched cgroup:  %s\n",

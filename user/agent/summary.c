@@ -4,6 +4,7 @@
 
 #include "agent.h"
 #include "counters.h"
+#include "state.h"
 #include "summary.h"
 
 struct cpu_time cpu_now(void)
@@ -105,6 +106,7 @@ json_object *summary_build(struct agent *a, double wall_s, struct cpu_time cpu)
 	add_double(o, "reaction_p50_us", agent_latency_us(a, 50));
 	add_double(o, "reaction_p99_us", agent_latency_us(a, 99));
 	add_double(o, "fault_hooks_arm_max_us", a->arm_latency_max_ns / 1e3);
+	json_object_object_add(o, "targets", state_targets_json(a));
 	if (a->bpf_stats)
 		add_bpf_stats(o, a, &s);
 	return o;

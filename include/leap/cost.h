@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Whether prefetching pays, per target: what a demand page-in costs the
+ * faulting program against what a prefetched page costs to bring in.  Pure
+ * (no kernel, no I/O, no clock of its own): the agent feeds it the
+ * latencies the observer measures and the CPU its windows took, and applies
+ * its verdicts.
+ *
+ * A prefetch hides what a page-in waits for: the device's I/O.  A page-in
+ * that never blocks (zram, and other CPU-bound swap: decompressing, and
+ * reclaim in the faulting thread, measured here at 8-60 us) has nothing
+ * to hide; prefetching only moves that CPU work to the agent, through the
+ * swap cache the kernel's own path for such devices avoids (the program
+ * ran 0.47-0.77x of Linux's speed with 85-91% of the prefetches used).
+ * So a target stands down when
+ *  - most of its page-ins did not block (the observer's LEAP_EV_SLEPT);
+ *  - or nothing is worth prefetching: almost no windows asked for over
+ *    many page-ins (random access).
+ * What the prefetched pages cost and how many were used (page_ns,
+ * accuracy_pct) is measured and reported, not judged: a sample's hits
+ * lag its windows, a fill's windows hit little before its scan's hit
+ * nearly all (a verdict on them stood CPython's sequential scan down in
+ * 3 of 5 runs here), and the engine already shrinks a window that is not
+ * hit to one page, or none.
+ * Standing down, the observer stops following its faults, so it costs
+ * nothing, until a probe (after probe_first_ns, doubling up to
+ * probe_max_ns while the verdict holds) prefetches again for another
+ * sample and a new verdict.
+ */
+#ifndef LEAP_COST_H
+#define LEAP_COST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum leap_cost_state {
+	LEAP_COST_PREFETCH = 0, /* prefetching, and measuring both sides */
+	LEAP_COST_STANDBY,	/* stood down until the next probe */
+};
+
+struct leap_cost_params {
+	/*
+	 * A verdict once a sample holds min_misses device page-ins and
+	 * min_events page-ins and hits together: while prefetching works,
+	 * misses are few and hits many.
+	 */
+	uint32_t min_misses;
+	uint32_t min_events;
+	uint64_t probe_first_ns; /* the first probe after standing down */
+	uint64_t probe_max_ns;	 /* the probe interval's cap (it doubles) */
+	/* No trend: fewer pages asked for than misses / no_trend_ratio, over
+	 * samples in a row holding at least no_trend_misses page-ins (a fill
+	 * or a phase change asks for little for a while). */
+	uint32_t no_trend_ratio;
+	uint32_t no_trend_misses;
+};
+
+#define LEAP_COST_DEFAULT_MIN_MISSES 8u
+#define LEAP_COST_DEFAULT_MIN_EVENTS 64u
+#define LEAP_COST_DEFAULT_PROBE_NS   (5ULL * 1000 * 1000 * 1000)
+#define LEAP_COST_DEFAULT_PROBE_MAX  (60ULL * 1000 * 1000 * 1000)
+#define LEAP_COST_DEFAULT_NO_TREND   100u
+#define LEAP_COST_DEFAULT_NO_TREND_N 1024u
+/* Below this many prefetched pages, accuracy is not known yet. */
+#define LEAP_COST_JUDGED_PAGES 512u
+/*
+ * Stand down when at most this share (percent) of the page-ins blocked,
+ * both in the sample and over the samples (smoothed), counting at least
+ * LEAP_COST_BLOCKED_MISSES of them: zram's blocked 0-3%
+ * here; a disk's 48-100% (direct reclaim in the faulting thread makes
+ * some page-ins of a full cgroup long without blocking).
+ */
+#define LEAP_COST_MAX_UNBLOCKED_PCT 20u
+#define LEAP_COST_BLOCKED_MISSES    16u
+
+/* One sample: sums since the last verdict. */
+struct leap_cost_sample {
+	uint64_t misses, miss_ns; /* device page-ins (not of pages we prefetched) */
+	uint64_t blocked;	  /* ... that blocked (waited for I/O or a lock) */
+	uint64_t hits, hit_ns;	  /* faults on pages we prefetched */
+	uint64_t pages, page_ns;  /* pages prefetched and what they cost */
+	/* Pages the engine's windows asked for, prefetched or left to the
+	 * kernel's readahead (which serves the stream): a trend either way. */
+	uint64_t asked;
+};
+
+struct leap_cost {
+	enum leap_cost_state state;
+	struct leap_cost_sample s;
+	/* The last verdict's means (ns; 0: not measured yet), for reports. */
+	uint64_t miss_ns, hit_ns, page_ns;
+	/* Hits and prefetched pages over the samples, halved at each verdict
+	 * (hits come after their windows: one sample says too little). */
+	uint64_t hits_seen, pages_seen;
+	uint32_t accuracy_pct; /* hits_seen per pages_seen at the last verdict;
+				  0 below LEAP_COST_JUDGED_PAGES pages */
+	uint64_t misses_seen, blocked_seen; /* as hits_seen and pages_seen */
+	uint32_t blocked_pct; /* blocked_seen per misses_seen at the last verdict */
+	uint64_t probe_at_ns; /* STANDBY: when to prefetch again */
+	uint64_t interval_ns; /* the probe interval now */
+	uint32_t streak;      /* stand-downs since the last verdict to prefetch */
+	uint64_t trendless, trendless_asked; /* page-ins and pages asked, samples in a
+						row without a trend */
+	uint64_t stand_downs, probes;	     /* totals */
+	char why[160]; /* the last verdict, for people; "" before the first */
+};
+
+void leap_cost_params_default(struct leap_cost_params *p);
+void leap_cost_init(struct leap_cost *c, const struct leap_cost_params *p);
+
+/* A device page-in of a page not prefetched: entry to exit, ns; whether
+ * the faulting thread blocked in it. */
+void leap_cost_miss(struct leap_cost *c, uint64_t ns, bool blocked);
+/* A fault on a page we prefetched, ns (reported, not judged: a hit that
+ * waited for its window's read in flight says the window was late). */
+void leap_cost_hit(struct leap_cost *c, uint64_t ns);
+/* A window the engine asked for, whether prefetched or not. */
+void leap_cost_asked(struct leap_cost *c, uint32_t pages);
+/* A window of pages prefetched, and what it cost, ns. */
+void leap_cost_spent(struct leap_cost *c, uint32_t pages, uint64_t ns);
+
+/*
+ * A verdict once the sample is large enough (call after each sample
+ * added, and from a periodic tick for the probe).  Returns true
+ * when the state changed: PREFETCH -> STANDBY (stand down; why says
+ * why), or STANDBY -> PREFETCH (a probe is due, or, from the tick, the
+ * probe time came).  now_ns: any monotonic clock.
+ */
+bool leap_cost_update(struct leap_cost *c, const struct leap_cost_params *p,
+		      uint64_t now_ns);
+
+const char *leap_cost_state_name(enum leap_cost_state s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

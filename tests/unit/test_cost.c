@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+/* leap_cost: standing down where prefetching cannot pay. */
+#include <string.h>
+
+#include "engine_test.h"
+#include "leap/cost.h"
+
+#define US 1000ULL
+#define S  (1000ULL * 1000 * 1000)
+
+/* n page-ins of miss_ns (blocked ones: n * blocked_pct / 100), a window
+ * of pages costing page_ns each, hits. */
+static void feed(struct leap_cost *c, uint32_t n, uint64_t miss_ns, uint32_t blocked_pct,
+		 uint32_t pages, uint64_t page_ns, uint32_t hits)
+{
+	for (uint32_t i = 0; i < n; i++)
+		leap_cost_miss(c, miss_ns, i * 100 < n * blocked_pct);
+	leap_cost_asked(c, pages);
+	leap_cost_spent(c, pages, (uint64_t)pages * page_ns);
+	for (uint32_t i = 0; i < hits; i++)
+		leap_cost_hit(c, 2 * US);
+}
+
+/* A disk: page-ins of 80 us that wait for I/O, 9 us a prefetched page,
+ * 90% of them hit: prefetch. */
+static void test_disk_prefetches(void **state)
+{
+	struct leap_cost_params p;
+	struct leap_cost c;
+	(void)state;
+
+	leap_cost_params_default(&p);
+	leap_cost_init(&c, &p);
+	feed(&c, 7, 80 * US, 100, 1000, 9 * US, 900);
+	assert_false(leap_cost_update(&c, &p, 1 * S)); /* 7 < min_misses: no verdict */
+	assert_string_equal(c.why, "");
+	feed(&c, 1, 80 * US, 100, 0, 0, 0);
+	assert_false(leap_cost_update(&c, &p, 1 * S));
+	assert_int_equal(c.state, LEAP_COST_PREFETCH);
+	assert_int_equal(c.accuracy_pct, 90);
+	assert_int_equal(c.blocked_pct, 100);
+	assert_string_equal(c.why,
+			    "page-ins of 80.0 us, 100% of them waiting for I/O: a "
+			    "prefetch hides the wait (prefetched pages 9.0 us each, 90% "
+			    "used)");
+	/* The sample starts over after a verdict. */
+	assert_int_equal(c.s.misses, 0);
+	/* Misses alone: min_events of them before a verdict. */
+	feed(&c, 63, 80 * US, 100, 0, 0, 0);
+	assert_false(leap_cost_update(&c, &p, 1 * S));
+	assert_int_equal(c.s.misses, 63);
+	feed(&c, 1, 80 * US, 100, 1000, 9 * US, 900);
+	assert_false(leap_cost_update(&c, &p, 1 * S));
+	assert_int_equal(c.state, LEAP_COST_PREFETCH);
+}
+
+/*
+ * zram: page-ins of 20 us that never block (decompression and reclaim in
+ * the faulting thread): stand down, and probe after 5 s, then 10, 20, 40,
+ * 60, 60 while the verdict holds.
+ */
+static void test_cpu_bound_stands_down_and_probes(void **state)
+{
+	const uint64_t waits[] = {5, 10, 20, 40, 60, 60};
+	struct leap_cost_params p;
+	struct leap_cost c;
+	uint64_t now = 100 * S;
+	(void)state;
+
+	leap_cost_params_default(&p);
+	leap_cost_init(&c, &p);
+	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
+		feed(&c, 64, 20 * US, 0, 1000, 5 * US, 900);
+		assert_true(leap_cost_update(&c, &p, now));
+		assert_int_equal(c.state, LEAP_COST_STANDBY);
+		assert_string_equal(c.why, "page-ins of 20.0 us, 0% of them waiting for "
+					   "I/O: CPU work a prefetch cannot hide");
+		assert_int_equal(c.probe_at_ns, now + waits[i] * S);
+		/* Standing down: nothing changes before the probe. */
+		assert_false(leap_cost_update(&c, &p, c.probe_at_ns - 1));
+		now = c.probe_at_ns;
+		assert_true(leap_cost_update(&c, &p, now));
+		assert_int_equal(c.state, LEAP_COST_PREFETCH);
+		assert_int_equal(c.probes, i + 1);
+	}
+	assert_int_equal(c.stand_downs, 6);
+	/* The swap went to a disk (a phase change): prefetch.  Back on zram,
+	 * the blocked share (smoothed over samples) takes two samples to fall,
+	 * and the next stand-down waits 5 s again. */
+	feed(&c, 64, 120 * US, 95, 1000, 9 * US, 900);
+	assert_false(leap_cost_update(&c, &p, now));
+	assert_int_equal(c.state, LEAP_COST_PREFETCH);
+	feed(&c, 64, 20 * US, 0, 1000, 5 * US, 900);
+	assert_false(leap_cost_update(&c, &p, now));
+	assert_true(c.blocked_pct > LEAP_COST_MAX_UNBLOCKED_PCT);
+	feed(&c, 64, 20 * US, 0, 1000, 5 * US, 900);
+	assert_true(leap_cost_update(&c, &p, now));
+	assert_int_equal(c.probe_at_ns, now + 5 * S);
+}
+
+/* Random access: the engine asks for (almost) nothing; stand down. */
+static void test_no_trend(void **state)
+{
+	struct leap_cost_params p;
+	struct leap_cost c;
+	(void)state;
+
+	leap_cost_params_default(&p);
+	leap_cost_init(&c, &p);
+	/* One sample without windows is not enough (a fill, a phase change). */
+	feed(&c, 64, 80 * US, 100, 0, 9 * US, 0);
+	assert_false(leap_cost_update(&c, &p, 0));
+	assert_int_equal(c.state, LEAP_COST_PREFETCH);
+	/* A sample with a trend starts the count over. */
+	feed(&c, 64, 80 * US, 100, 64, 9 * US, 0);
+	assert_false(leap_cost_update(&c, &p, 0));
+	feed(&c, 1000, 80 * US, 100, 9, 9 * US, 0);
+	assert_false(leap_cost_update(&c, &p, 0));
+	feed(&c, 64, 80 * US, 100, 0, 9 * US, 0);
+	assert_true(leap_cost_update(&c, &p, 0));
+	assert_int_equal(c.state, LEAP_COST_STANDBY);
+	assert_string_equal(c.why, "no trend: 9 pages asked for in 1064 page-ins");
+}
+
+/* Windows left to the kernel's readahead are a trend too: no stand-down
+ * on a fill whose windows are all held. */
+static void test_held_windows_are_a_trend(void **state)
+{
+	struct leap_cost_params p;
+	struct leap_cost c;
+	(void)state;
+
+	leap_cost_params_default(&p);
+	leap_cost_init(&c, &p);
+	for (int i = 0; i < 64; i++)
+		leap_cost_miss(&c, 80 * US, true);
+	leap_cost_asked(&c, 512);
+	assert_false(leap_cost_update(&c, &p, 0));
+	assert_int_equal(c.state, LEAP_COST_PREFETCH);
+	/* Nothing prefetched: no cost, no share used to report. */
+	assert_string_equal(c.why,
+			    "page-ins of 80.0 us, 100% of them waiting for I/O: a "
+			    "prefetch hides the wait (prefetched pages 0.0 us each)");
+}
+
+/*
+ * A fill's windows hit little, the scan's after it nearly all: accuracy
+ * is reported, never a reason to stand down (on a disk, page-ins wait).
+ */
+static void test_accuracy_is_not_judged(void **state)
+{
+	struct leap_cost_params p;
+	struct leap_cost c;
+	(void)state;
+
+	leap_cost_params_default(&p);
+	leap_cost_init(&c, &p);
+	feed(&c, 64, 50 * US, 100, 66, 3 * US, 0);
+	assert_false(leap_cost_update(&c, &p, 0));
+	assert_int_equal(c.accuracy_pct, 0); /* too few pages to say */
+	feed(&c, 64, 50 * US, 100, 2000, 3 * US, 40);
+	assert_false(leap_cost_update(&c, &p, 0));
+	assert_int_equal(c.state, LEAP_COST_PREFETCH);
+	assert_int_equal(c.accuracy_pct, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_disk_prefetches),
+		cmocka_unit_test(test_cpu_bound_stands_down_and_probes),
+		cmocka_unit_test(test_no_trend),
+		cmocka_unit_test(test_held_windows_are_a_trend),
+		cmocka_unit_test(test_accuracy_is_not_judged),
+	};
+	return cmocka_run_group_tests_name("cost", tests, NULL, NULL);
+}
