@@ -4,7 +4,7 @@ AGENT_OBJS := $(patsubst user/agent/%.c,$(OUTPUT)/agent/%.o,$(AGENT_SRCS))
 
 UNIT_SRC_test_config := user/agent/config.c
 UNIT_LIBS_test_config := -linih
-UNIT_SRC_test_prefetch := user/agent/prefetch.c user/agent/pagemap.c
+UNIT_SRC_test_prefetch := user/agent/prefetch.c user/agent/pagemap.c user/agent/vmas.c
 UNIT_LIBS_test_prefetch = $(LIBBPF_LIBS)
 
 AGENT_CFLAGS = $(OBSERVER_CFLAGS) -Iuser -Iuser/agent

@@ -8,6 +8,13 @@
 #   py-reverse   CPython: the same, scanned backwards
 #   py-random    CPython: the same, a random half of the pages
 #   py-seq       CPython: the same, scanned forwards
+#   py-shm-stride, py-shm-seq
+#                CPython: the same scans over shared memory (mmap of
+#                MAP_SHARED | MAP_ANONYMOUS: shmem pages, as PostgreSQL's
+#                shared_buffers), strided (16 pages) and forwards
+#   java-gc      OpenJDK (G1): linked nodes, a full collection (System.gc),
+#                a walk of the links (needs a JRE: not a build dependency)
+#   node-gc      Node.js (V8): the same (global.gc; needs node)
 #   perl-stride  Perl: a string filled, strided scan (8 pages)
 #   sqlite       SQLite (Python's sqlite3): load, full scan, ORDER BY, index
 #   numpy        numpy: row-major matrix, column sums, strided slice, transpose
@@ -32,6 +39,8 @@
 # Rows a and b run in a v1 memory cgroup from tests/lib/fixture.sh with no
 # BPF at all; agent rows let leap-agent make its own.  Swap is a file on the
 # root filesystem (async block I/O: Linux's readahead is active), or with
+# --swap zram a zram device (CPU-bound, synchronous: the kernel skips its
+# swap cache and readahead, row b is then "no prefetch"), or with
 # --swap backend the remote swap backend of tests/lib/backend.sh (leap-memd
 # on loopback, --memd-delay-us of emulated RTT, leap-swapd, a direct-I/O
 # loop device), as in bench-swap.sh.
@@ -55,6 +64,7 @@ root=$(cd "$here/.." && pwd)
 . "$root/tests/lib/fixture.sh"
 
 SORT_INPUT= # set once the scratch dir exists
+JAVA_CLASSES= # GcWalk compiled there, once the scratch dir exists
 PY=/usr/bin/python3 # Debian's interpreter (with python3-numpy), not a PATH one
 PROGRAMS="py-stride py-reverse py-random perl-stride sqlite numpy sort"
 PCTS="50 25"
@@ -77,7 +87,8 @@ usage()
 {
 	cat <<EOF
 Usage: tools/bench-real.sh [OPTION...]          (root)
-  --programs "P..."   among: $PROGRAMS py-seq (default: all but py-seq)
+  --programs "P..."   among: $PROGRAMS py-seq py-shm-stride py-shm-seq
+                      java-gc node-gc (default: the first seven)
   --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
   --rows "R..."       among a b c c0 cd cn o e e0 (default "$ROWS"; o = observe only,
                       cn = row c with --cold-behind 0,
@@ -91,8 +102,9 @@ Usage: tools/bench-real.sh [OPTION...]          (root)
                       rows b c, and fail if c is slower than b by more than
                       --max-slowdown percent (default $MAX_SLOWDOWN)
   --max-slowdown PCT  with --quick
-  --swap file|backend swap on a file on the root filesystem (default) or on
-                      leap-swapd + leap-memd (enables row e)
+  --swap file|zram|backend
+                      swap on a file on the root filesystem (default), on
+                      zram, or on leap-swapd + leap-memd (enables row e)
   --memd-delay-us US  with --swap backend: leap-memd holds each reply US
                       microseconds (an emulated network; default 0)
 EOF
@@ -149,8 +161,8 @@ for v in "$REPS" "$MIB" "$RUN_TIMEOUT" "$MAX_SLOWDOWN"; do
 		exit 2
 	}
 done
-case $SWAP in file | backend) ;; *)
-	echo "bench-real: --swap takes file or backend, not '$SWAP'" >&2
+case $SWAP in file | zram | backend) ;; *)
+	echo "bench-real: --swap takes file, zram or backend, not '$SWAP'" >&2
 	exit 2
 	;;
 esac
@@ -192,6 +204,13 @@ program_cmd()
 	py-reverse) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" reverse ;;
 	py-random) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" random ;;
 	py-seq) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" seq ;;
+	py-shm-stride) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" stride:16 shm ;;
+	py-shm-seq) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" seq shm ;;
+	# A fixed heap of twice the data (no resizing in the measured run).
+	java-gc) printf '%s\n' java -Xms$((MIB * 2))m -Xmx$((MIB * 2))m -cp "$JAVA_CLASSES" \
+		GcWalk "$MIB" ;;
+	node-gc) printf '%s\n' node --expose-gc --max-old-space-size=$((MIB * 3)) \
+		"$here/real/gcwalk.js" "$MIB" ;;
 	perl-stride) printf '%s\n' perl "$here/real/perlscan.pl" "$MIB" 8 ;;
 	# Half the data: SQLite's footprint is ~2.5x its data (page cache,
 	# sorter, the checking keys).
@@ -207,6 +226,17 @@ for p in $PROGRAMS; do
 		echo "bench-real: unknown program '$p'" >&2
 		exit 2
 	}
+	# The managed runtimes are not leap's dependencies: say what is missing.
+	case $p in
+	java-gc) command -v java >/dev/null && command -v javac >/dev/null || {
+		echo "bench-real: java-gc needs a JDK (apt-get install openjdk-17-jdk-headless)" >&2
+		exit 2
+	} ;;
+	node-gc) command -v node >/dev/null || {
+		echo "bench-real: node-gc needs Node.js (apt-get install nodejs)" >&2
+		exit 2
+	} ;;
+	esac
 done
 
 fixture_init || exit 1
@@ -223,6 +253,8 @@ export TMPDIR=$scratch
 swap_mib=$((MIB * 4 + 256))
 if [ "$SWAP" = file ]; then
 	swap_file_on "$swap_mib" >/dev/null || exit 1
+elif [ "$SWAP" = zram ]; then
+	zram_swap_on "$swap_mib" >/dev/null || exit 1
 else
 	# shellcheck source=tests/lib/backend.sh
 	. "$root/tests/lib/backend.sh"
@@ -232,6 +264,11 @@ else
 	}
 fi
 page_cluster_set 3 || exit 1
+
+JAVA_CLASSES=$scratch/java
+if [[ " $PROGRAMS " == *" java-gc "* ]]; then
+	mkdir -p "$JAVA_CLASSES" && javac -d "$JAVA_CLASSES" "$here/real/GcWalk.java" || exit 1
+fi
 
 SORT_INPUT=$scratch/sort-input
 if [[ " $PROGRAMS " == *" sort "* ]]; then

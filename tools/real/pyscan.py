@@ -2,16 +2,19 @@
 # SPDX-License-Identifier: MIT
 """CPython program for tools/bench-real.sh: a buffer filled, then scanned.
 
-    pyscan.py MIB PATTERN        PATTERN: seq | reverse | stride:K | random | none
+    pyscan.py MIB PATTERN [shm]  PATTERN: seq | reverse | stride:K | random | none
 
 Fill: bytearray(MIB MiB) (zero pages), then one byte written per page in
 order: a read-modify-write stream that, past the memory limit, reads every
 page back from swap, dirties it and evicts it again.  Scan: one byte read
 per page in PATTERN's order (random: a fixed-seed half of the pages), each
 checked against what the fill wrote.  Prints one JSON line with the phase
-times; exits 3 if a byte is wrong.
+times; exits 3 if a byte is wrong.  With shm the buffer is shared memory
+(mmap of MAP_SHARED | MAP_ANONYMOUS, as PostgreSQL's shared_buffers):
+shmem pages, which swap through shmem's own path.
 """
 import json
+import mmap
 import random
 import sys
 import time
@@ -34,9 +37,11 @@ def order(pattern, n):
 
 def main():
     mib, pattern = int(sys.argv[1]), sys.argv[2]
+    shm = sys.argv[3:] == ["shm"]
     n = mib * 256
     t0 = time.monotonic()
-    buf = bytearray(mib << 20)
+    # mmap.mmap(-1, ...) is MAP_SHARED | MAP_ANONYMOUS: zero-filled shmem.
+    buf = mmap.mmap(-1, mib << 20) if shm else bytearray(mib << 20)
     for i in range(n):
         buf[i << 12] = (i * 7 + 1) & 0xFF
     t1 = time.monotonic()

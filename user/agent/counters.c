@@ -77,6 +77,9 @@ const struct agent_counter agent_counters[] = {
 	      "PAGEMAP_SCAN ioctls of the pagemap filter."),
 	AGENT("pagemap_reads", pf.pagemap.reads, "leap_agent_pagemap_reads_total",
 	      "pread calls of the pagemap filter."),
+	AGENT("shmem_windows", pf.stats.shmem_windows, "leap_agent_shmem_windows_total",
+	      "Windows in shared memory (shmem), whose swapped pages the pagemap shows "
+	      "as none."),
 	AGENT("cold_behind_pages", pf.stats.cold_pages,
 	      "leap_agent_cold_behind_pages_total",
 	      "Pages behind fills given MADV_COLD (cold_behind)."),

@@ -56,16 +56,19 @@ struct pm_scan_arg {
 };
 
 #define PAGEMAP_SCAN	_IOWR('f', 16, struct pm_scan_arg)
+#define PAGE_IS_PRESENT (1 << 3)
 #define PAGE_IS_SWAPPED (1 << 4)
 #endif
 
 /*
- * One PAGEMAP_SCAN over pages [start, end): the ranges of swapped pages
- * into reg[0..nreg), *walked the page the walk stopped at.  The number of
- * ranges, or -errno.
+ * One PAGEMAP_SCAN over pages [start, end): the ranges of pages kept
+ * (swapped ones; with absent, those not present: fs/proc/task_mmu.c
+ * reports a none PTE with no category, so inverting PAGE_IS_PRESENT
+ * selects it) into reg[0..nreg), *walked the page the walk stopped at.
+ * The number of ranges, or -errno.
  */
-static long scan_swapped(int fd, uint64_t start, uint64_t end, struct page_region *reg,
-			 uint64_t nreg, uint64_t *walked)
+static long scan_kept(int fd, uint64_t start, uint64_t end, struct page_region *reg,
+		      uint64_t nreg, uint64_t *walked, bool absent)
 {
 	struct pm_scan_arg arg = {
 		.size = sizeof(arg),
@@ -73,8 +76,9 @@ static long scan_swapped(int fd, uint64_t start, uint64_t end, struct page_regio
 		.end = end << PAGE_SHIFT,
 		.vec = (uintptr_t)reg,
 		.vec_len = nreg,
-		.category_mask = PAGE_IS_SWAPPED,
-		.return_mask = PAGE_IS_SWAPPED,
+		.category_inverted = absent ? PAGE_IS_PRESENT : 0,
+		.category_mask = absent ? PAGE_IS_PRESENT : PAGE_IS_SWAPPED,
+		.return_mask = absent ? PAGE_IS_PRESENT : PAGE_IS_SWAPPED,
 	};
 	long got = ioctl(fd, PAGEMAP_SCAN, &arg);
 
@@ -95,11 +99,11 @@ static uint32_t span_end(const uint64_t *pages, uint32_t i, uint32_t n)
 }
 
 /*
- * PAGEMAP_SCAN over pages[i..j): moves the swapped ones to pages[*kept..].
+ * PAGEMAP_SCAN over pages[i..j): moves the kept ones to pages[*kept..].
  * 0, or -errno (nothing moved) for the caller to fall back to pread.
  */
 static int scan_span(struct pagemap_reader *r, int fd, uint64_t *pages, uint32_t i,
-		     uint32_t j, uint32_t *kept)
+		     uint32_t j, uint32_t *kept, bool absent)
 {
 	struct page_region reg[SCAN_REGIONS];
 	uint64_t start = pages[i], end = pages[j - 1] + 1;
@@ -107,7 +111,7 @@ static int scan_span(struct pagemap_reader *r, int fd, uint64_t *pages, uint32_t
 
 	while (i < j) {
 		uint64_t walked = start;
-		long got = scan_swapped(fd, start, end, reg, SCAN_REGIONS, &walked);
+		long got = scan_kept(fd, start, end, reg, SCAN_REGIONS, &walked, absent);
 
 		r->scans++;
 		if (got < 0) {
@@ -122,7 +126,7 @@ static int scan_span(struct pagemap_reader *r, int fd, uint64_t *pages, uint32_t
 				 re = reg[g].end >> PAGE_SHIFT;
 
 			while (i < j && pages[i] < rs)
-				i++; /* not swapped */
+				i++; /* not kept */
 			while (i < j && pages[i] < re)
 				pages[k++] = pages[i++];
 		}
@@ -137,10 +141,10 @@ static int scan_span(struct pagemap_reader *r, int fd, uint64_t *pages, uint32_t
 	return 0;
 }
 
-/* pread over pages[i..j): the swapped ones go to pages[*kept..] (and their
+/* pread over pages[i..j): the kept ones go to pages[*kept..] (and their
  * entries to ent).  0, or -errno. */
 static int read_span(int fd, uint64_t *pages, uint32_t i, uint32_t j, uint32_t *kept,
-		     uint64_t *ent)
+		     uint64_t *ent, bool absent)
 {
 	uint64_t buf[PAGEMAP_SPAN_MAX], first = pages[i];
 	size_t span = (size_t)(pages[j - 1] - first + 1);
@@ -152,8 +156,8 @@ static int read_span(int fd, uint64_t *pages, uint32_t i, uint32_t j, uint32_t *
 	for (; i < j; i++) {
 		size_t at = (size_t)(pages[i] - first);
 
-		if (at < (size_t)got / sizeof(uint64_t) && (buf[at] & PM_SWAP) &&
-		    !(buf[at] & PM_PRESENT)) {
+		if (at < (size_t)got / sizeof(uint64_t) && !(buf[at] & PM_PRESENT) &&
+		    (absent || (buf[at] & PM_SWAP))) {
 			if (ent)
 				ent[*kept] = buf[at];
 			pages[(*kept)++] = pages[i];
@@ -162,8 +166,8 @@ static int read_span(int fd, uint64_t *pages, uint32_t i, uint32_t j, uint32_t *
 	return 0;
 }
 
-uint32_t pagemap_keep_swapped(struct pagemap_reader *r, int fd, uint64_t *pages,
-			      uint32_t n, uint64_t *ent)
+static uint32_t keep(struct pagemap_reader *r, int fd, uint64_t *pages, uint32_t n,
+		     uint64_t *ent, bool absent)
 {
 	uint32_t kept = 0, i = 0;
 
@@ -172,13 +176,13 @@ uint32_t pagemap_keep_swapped(struct pagemap_reader *r, int fd, uint64_t *pages,
 		int rc = -EOPNOTSUPP;
 
 		if (!ent && !r->no_scan) {
-			rc = scan_span(r, fd, pages, i, j, &kept);
+			rc = scan_span(r, fd, pages, i, j, &kept, absent);
 			/* ENOTTY: no such ioctl; EINVAL: an older layout. */
 			if (rc == -ENOTTY || rc == -EINVAL)
 				r->no_scan = true;
 		}
 		if (rc) {
-			rc = read_span(fd, pages, i, j, &kept, ent);
+			rc = read_span(fd, pages, i, j, &kept, ent, absent);
 			r->reads++;
 		}
 		if (rc) {
@@ -192,6 +196,18 @@ uint32_t pagemap_keep_swapped(struct pagemap_reader *r, int fd, uint64_t *pages,
 		i = j;
 	}
 	return kept;
+}
+
+uint32_t pagemap_keep_swapped(struct pagemap_reader *r, int fd, uint64_t *pages,
+			      uint32_t n, uint64_t *ent)
+{
+	return keep(r, fd, pages, n, ent, false);
+}
+
+uint32_t pagemap_keep_absent(struct pagemap_reader *r, int fd, uint64_t *pages,
+			     uint32_t n)
+{
+	return keep(r, fd, pages, n, NULL, true);
 }
 
 uint32_t pagemap_count_present(struct pagemap_reader *r, int fd, uint64_t first,
@@ -220,7 +236,7 @@ bool pagemap_scan_supported(void)
 
 	if (fd < 0)
 		return false;
-	ok = scan_swapped(fd, first, first + 1, reg, 1, &walked) >= 0;
+	ok = scan_kept(fd, first, first + 1, reg, 1, &walked, false) >= 0;
 	close(fd);
 	return ok;
 }

@@ -28,6 +28,13 @@ struct pagemap_reader {
 uint32_t pagemap_keep_swapped(struct pagemap_reader *r, int fd, uint64_t *pages,
 			      uint32_t n, uint64_t *ent);
 
+/*
+ * The same for shared memory (vmas.h): keeps the pages that are not
+ * present, swapped or not (a swapped-out shmem page has a none PTE).
+ */
+uint32_t pagemap_keep_absent(struct pagemap_reader *r, int fd, uint64_t *pages,
+			     uint32_t n);
+
 /* How many of the n <= 64 pages from first are present (mapped); 0 if the
  * pagemap cannot be read. */
 uint32_t pagemap_count_present(struct pagemap_reader *r, int fd, uint64_t first,

@@ -89,6 +89,8 @@ static void proc_close(struct prefetch_proc *pr)
 	pr->pidfd = pr->pagemap_fd = -1;
 	pr->tgid = 0;
 	pr->pinned = false;
+	free(pr->vmas);
+	pr->vmas = NULL;
 }
 
 void prefetch_close(struct prefetcher *p)
@@ -436,6 +438,21 @@ static struct prefetch_proc *request_begin(struct prefetcher *p, uint32_t tgid,
 	return pr;
 }
 
+/*
+ * Whether a window starting at page lies in shared memory, whose swapped
+ * pages the pagemap shows as none (vmas.h); its mappings are read at the
+ * process's first window and again when one lies in a new mapping.
+ */
+static bool window_in_shmem(struct prefetcher *p, struct prefetch_proc *pr, uint64_t page)
+{
+	if (!pr->vmas)
+		pr->vmas = calloc(1, sizeof(*pr->vmas));
+	if (!pr->vmas || vmas_shmem(pr->vmas, pr->tgid, page) != 1)
+		return false;
+	p->stats.shmem_windows++;
+	return true;
+}
+
 int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n,
 		   uint64_t marker)
 {
@@ -451,7 +468,11 @@ int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_
 		return err;
 	if (pr->pagemap_fd >= 0) {
 		uint32_t kept =
-			pagemap_keep_swapped(&p->pagemap, pr->pagemap_fd, pages, m, NULL);
+			window_in_shmem(p, pr, pages[0])
+				? pagemap_keep_absent(&p->pagemap, pr->pagemap_fd, pages,
+						      m)
+				: pagemap_keep_swapped(&p->pagemap, pr->pagemap_fd, pages,
+						       m, NULL);
 
 		p->stats.not_swapped += m - kept;
 		m = kept;

@@ -12,6 +12,7 @@
 
 #include "leap_event.h"
 #include "pagemap.h"
+#include "vmas.h"
 
 #define PREFETCH_FD_CACHE	64
 #define LEAP_PREFETCH_MAX_PAGES 1024 /* one engine window at most */
@@ -24,15 +25,16 @@ struct madvise_time {
 };
 
 struct prefetch_stats {
-	uint64_t requested;    /* candidate pages handed in */
-	uint64_t not_swapped;  /* dropped by the pagemap filter (resident or unmapped) */
-	uint64_t issued;       /* pages process_madvise accepted */
-	uint64_t holes;	       /* pages in ranges it refused (unmapped, ENOMEM) */
-	uint64_t gone;	       /* ESRCH: process exited */
-	uint64_t denied;       /* EPERM / EACCES */
-	uint64_t map_errors;   /* prefetched-map updates that failed */
-	uint64_t record_calls; /* leap_record program runs */
-	uint64_t cold_pages;   /* pages given MADV_COLD (prefetch_cold) */
+	uint64_t requested;	/* candidate pages handed in */
+	uint64_t not_swapped;	/* dropped by the pagemap filter (resident or unmapped) */
+	uint64_t issued;	/* pages process_madvise accepted */
+	uint64_t holes;		/* pages in ranges it refused (unmapped, ENOMEM) */
+	uint64_t gone;		/* ESRCH: process exited */
+	uint64_t denied;	/* EPERM / EACCES */
+	uint64_t map_errors;	/* prefetched-map updates that failed */
+	uint64_t record_calls;	/* leap_record program runs */
+	uint64_t cold_pages;	/* pages given MADV_COLD (prefetch_cold) */
+	uint64_t shmem_windows; /* windows in shared memory (vmas.h) */
 	/*
 	 * MADV_WILLNEED: the kernel's work for the windows (allocating and
 	 * charging the pages, reclaim when the memcg is at its limit,
@@ -50,6 +52,7 @@ struct prefetch_proc {
 	int pagemap_fd; /* -1 when unreadable: no filtering for this process */
 	uint64_t last_used;
 	bool pinned; /* opened while privileged (prefetch_preopen): never evicted */
+	struct proc_vmas *vmas; /* its mappings, read at its first window; NULL before */
 };
 
 struct prefetcher {

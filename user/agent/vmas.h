@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which of a process's mappings hold shared memory (shmem: MAP_SHARED |
+ * MAP_ANONYMOUS, memfd, SysV shm, tmpfs files), from /proc/PID/maps.  A
+ * shmem page that is swapped out leaves no swap entry in the page table
+ * (mm/shmem.c keeps it in the file's mapping; the PTE is none), so the
+ * pagemap filter must not drop such pages as "not swapped": for them it
+ * keeps every page that is not present, and MADV_WILLNEED reads what of
+ * them is in swap (mm/madvise.c madvise_willneed() -> shmem_swapin_range()).
+ */
+#ifndef LEAP_AGENT_VMAS_H
+#define LEAP_AGENT_VMAS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* One mapping, in pages. */
+struct vma_range {
+	uint64_t start, end; /* [start, end) */
+	bool shmem;
+};
+
+#define VMAS_MAX 512
+
+/* A process's mappings, as last read. */
+struct proc_vmas {
+	struct vma_range v[VMAS_MAX];
+	uint32_t n;
+	bool read;	/* read at least once */
+	uint64_t reads; /* times /proc/PID/maps was read */
+};
+
+/*
+ * Parses one line of /proc/PID/maps ("start-end perms offset dev inode
+ * [path]") into *out; false when it is not one.  Shared memory: a shared
+ * mapping ('s') of a file on a device of major 0 (tmpfs, the kernel's
+ * shm mount: "/dev/zero (deleted)", "/SYSV...", "/memfd:...").
+ */
+bool vmas_parse_line(const char *line, struct vma_range *out);
+
+/*
+ * Whether page of tgid lies in shared memory: 1 yes, 0 no, -1 unknown
+ * (maps unreadable).  Reads /proc/PID/maps when page lies in no mapping
+ * known yet (a new mapping), at most once per call.
+ */
+int vmas_shmem(struct proc_vmas *m, uint32_t tgid, uint64_t page);
+
+#endif
