@@ -182,6 +182,7 @@ struct leap_stream_stats {
 	uint64_t offtrend;   /* misses off a live trend, not prefetched for (OURS) */
 	uint64_t wasted;     /* prefetched pages read again before use */
 	uint64_t periodic;   /* windows along a nested stride (OURS) */
+	uint64_t late;	     /* misses on prefetched pages still on their way (OURS) */
 };
 
 struct leap_stream_key_t {
@@ -221,6 +222,16 @@ struct leap_stream {
 	uint32_t ra_period;
 	uint32_t ra_phase;
 	int64_t ra_deltas[LEAP_PERIOD_MAX];
+	/*
+	 * Lead (LEAP_FLAVOR_OURS; not in the paper): how many trend steps
+	 * beyond where it would start a miss's window starts, grown by late
+	 * prefetches (leap_stream_late()) and halved by wasted ones.  A window
+	 * that arrives after the fault was right but too close: the program's
+	 * pace times the time a window takes to land (the agent's reaction and
+	 * the device's read) is the distance it needs, and doubling on each
+	 * late miss reaches it without a clock in the library.
+	 */
+	uint32_t lead;
 	struct leap_behind behind; /* pages it went past (agent: MADV_COLD) */
 	/* Agent: the kernel's readahead served the last miss across this gap
 	 * (pages, signed); so many more misses across it are taken as served
@@ -291,6 +302,18 @@ uint32_t leap_stream_access_after_ra(struct leap_stream *s, const struct leap_pa
  * reclaimed eagerly instead.
  */
 void leap_stream_wasted(struct leap_stream *s);
+/*
+ * The next miss at hand found a page this stream had prefetched still on
+ * its way (its window was issued after the fault began): the window was
+ * right and late.  Where no page of the windows came in time since the
+ * last one (Chit 0), its pages count as hits for the next window's size
+ * (GETPREFETCHWINDOWSIZE would otherwise shrink a stream whose windows
+ * are all late to one page, and keep it there), and the lead doubles,
+ * from 1 up to pw_max trend steps.  A late miss among hits changes
+ * nothing: the distance works for most pages.  Call before
+ * leap_stream_access() for that miss.  OURS flavour only.
+ */
+void leap_stream_late(struct leap_stream *s, const struct leap_params *p);
 /* Hits learnt after the fact (e.g. counted by the agent) feed Chit too. */
 void leap_stream_add_hits(struct leap_stream *s, uint32_t n);
 

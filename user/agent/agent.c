@@ -713,6 +713,8 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	prev = s->hist.last_page;
 	if (ev->flags & LEAP_EV_WASTED)
 		leap_stream_wasted(s);
+	else if ((ev->flags & LEAP_EV_MAJOR) && ours && !agent_pushes_only(a))
+		leap_stream_late(s, &t->policy.params); /* right, but late: lead */
 	if (!hit && t->policy.params.flavor == LEAP_FLAVOR_OURS &&
 	    t->policy.mode == AGENT_MODE_LEAP) {
 		ra_gap = kernel_ra_gap(a, s, ev->tgid, page);

@@ -24,6 +24,7 @@ void leap_stream_reset(struct leap_stream *s, uint32_t hsize)
 	s->ra_armed = false;
 	s->behind.armed = false;
 	s->kra_trust = 0;
+	s->lead = 0;
 }
 
 /* Remembers a strided window so a hit on its first page can extend it. */
@@ -126,6 +127,32 @@ static uint32_t lookahead(struct leap_stream *s, const struct leap_params *p,
 	return n;
 }
 
+/* page + lead * trend, or page where that leaves the page numbers. */
+static uint64_t ahead(uint64_t page, int64_t trend, uint32_t lead)
+{
+	uint64_t mag = trend > 0 ? (uint64_t)trend : (uint64_t)0 - (uint64_t)trend;
+	uint64_t off = mag * lead;
+
+	if (lead == 0 || off / lead != mag)
+		return page;
+	if (trend > 0)
+		return page + off < page ? page : page + off;
+	return off > page ? page : page - off;
+}
+
+void leap_stream_late(struct leap_stream *s, const struct leap_params *p)
+{
+	if (p->flavor != LEAP_FLAVOR_OURS)
+		return;
+	s->stats.late++;
+	/* Some pages of the windows came in time: the distance is right. */
+	if (s->win.chit)
+		return;
+	/* None did: keep the window's size, and move it further out. */
+	s->win.chit = s->win.pw_prev ? s->win.pw_prev : 1;
+	s->lead = s->lead >= p->pw_max / 2 ? p->pw_max : (s->lead ? 2 * s->lead : 1);
+}
+
 void leap_stream_add_hits(struct leap_stream *s, uint32_t n)
 {
 	s->win.chit += n;
@@ -216,11 +243,17 @@ static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p
 	} else {
 		/* A miss inside the window already in flight (the prefetch was
 		 * late, not wrong): its pages are requested, go on beyond it. */
-		uint64_t from =
-			in_flight(s, p, pt, d.trend_found, d.trend) ? s->ra_last : pt;
+		bool going_on = in_flight(s, p, pt, d.trend_found, d.trend);
+		uint64_t from = pt;
 
-		if (from == pt && d.trend_found && (d.trend == 1 || d.trend == -1))
+		if (d.trend_found && (d.trend == 1 || d.trend == -1))
 			from = d.trend > 0 ? pt + skip : pt - (skip < pt ? skip : pt);
+		/* The lead counts from the fault; a window in flight that
+		 * reaches further goes on from its end (no gap). */
+		if (d.trend_found)
+			from = ahead(from, d.trend, s->lead);
+		if (going_on && (d.trend > 0 ? s->ra_last > from : s->ra_last < from))
+			from = s->ra_last;
 
 		d.count = leap_candidates(from, d.window, d.trend_found, d.trend,
 					  s->has_latest, s->latest_trend, out, cap);
@@ -278,5 +311,6 @@ void leap_stream_wasted(struct leap_stream *s)
 {
 	s->win.chit /= 2;
 	s->win.pw_prev /= 2;
+	s->lead /= 2; /* too far ahead for the memory the windows land in */
 	s->stats.wasted++;
 }
