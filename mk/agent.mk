@@ -17,7 +17,7 @@ $(OUTPUT)/agent/%.o: user/agent/%.c $(wildcard user/agent/*.h) $(LIB_HDRS) user/
 $(BIN)/leap-agent: user/leap-agent.c $(AGENT_OBJS) $(OBSERVER_OBJS) $(LIBLEAP) \
 		$(wildcard user/agent/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_CFLAGS) $(AGENT_CFLAGS) $< $(AGENT_OBJS) $(OBSERVER_OBJS) -o $@ \
+	$(CC) $(ALL_CFLAGS) $(AGENT_CFLAGS) $< $(AGENT_OBJS) $(OBSERVER_OBJS) -o $@ -pthread \
 		$(LIBLEAP) $(OBSERVER_LIBS) -linih -ljson-c -lcap
 
 ALL_BINS += $(BIN)/leap-agent

@@ -6,21 +6,26 @@
  * latencies the observer measures and the CPU its windows took, and applies
  * its verdicts.
  *
- * A prefetch hides what a page-in waits for: the device's I/O.  A page-in
- * that never blocks (zram, and other CPU-bound swap: decompressing, and
- * reclaim in the faulting thread, measured here at 8-60 us) has nothing
- * to hide; prefetching only moves that CPU work to the agent, through the
- * swap cache the kernel's own path for such devices avoids (the program
- * ran 0.47-0.77x of Linux's speed with 85-91% of the prefetches used).
- * So a target stands down when
- *  - most of its page-ins did not block (the observer's LEAP_EV_SLEPT);
+ * A prefetch hides what a page-in waits for: the device's I/O.  Swap on a
+ * synchronous, CPU-bound device (zram, pmem: the kernel reads in the
+ * faulting thread, skipping its swap cache and readahead) has nothing to
+ * hide: prefetching only moves that CPU work to the agent, through the
+ * swap cache the kernel's own path avoids (CPython and Perl ran 0.47-0.77x
+ * of Linux's speed on zram with 85-91% of the prefetches used).  So a
+ * target stands down when
+ *  - the swap in use lies on such devices (the caller reads /proc/swaps:
+ *    sync_pct);
  *  - or nothing is worth prefetching: almost no windows asked for over
  *    many page-ins (random access).
+ * Whether the faulting thread blocked (LEAP_EV_SLEPT) is reported, not
+ * judged: zram's page-ins blocked 0-3% here, a disk's 48-100% with one
+ * program, but 19% with two on two cores, whose page-ins of a full cgroup
+ * reclaim in the faulting thread for 150+ us while the read completes.
  * What the prefetched pages cost and how many were used (page_ns,
- * accuracy_pct) is measured and reported, not judged: a sample's hits
- * lag its windows, a fill's windows hit little before its scan's hit
- * nearly all (a verdict on them stood CPython's sequential scan down in
- * 3 of 5 runs here), and the engine already shrinks a window that is not
+ * accuracy_pct) is measured and reported, not judged either: a sample's
+ * hits lag its windows, a fill's windows hit little before its scan's hit
+ * nearly all (a verdict on them stood CPython's sequential scan down in 3
+ * of 5 runs here), and the engine already shrinks a window that is not
  * hit to one page, or none.
  * Standing down, the observer stops following its faults, so it costs
  * nothing, until a probe (after probe_first_ns, doubling up to
@@ -67,15 +72,9 @@ struct leap_cost_params {
 #define LEAP_COST_DEFAULT_NO_TREND_N 1024u
 /* Below this many prefetched pages, accuracy is not known yet. */
 #define LEAP_COST_JUDGED_PAGES 512u
-/*
- * Stand down when at most this share (percent) of the page-ins blocked,
- * both in the sample and over the samples (smoothed), counting at least
- * LEAP_COST_BLOCKED_MISSES of them: zram's blocked 0-3%
- * here; a disk's 48-100% (direct reclaim in the faulting thread makes
- * some page-ins of a full cgroup long without blocking).
- */
-#define LEAP_COST_MAX_UNBLOCKED_PCT 20u
-#define LEAP_COST_BLOCKED_MISSES    16u
+/* Stand down when at least this share (percent) of the swap in use lies
+ * on synchronous devices. */
+#define LEAP_COST_SYNC_PCT 90
 
 /* One sample: sums since the last verdict. */
 struct leap_cost_sample {
@@ -128,10 +127,11 @@ void leap_cost_spent(struct leap_cost *c, uint32_t pages, uint64_t ns);
  * added, and from a periodic tick for the probe).  Returns true
  * when the state changed: PREFETCH -> STANDBY (stand down; why says
  * why), or STANDBY -> PREFETCH (a probe is due, or, from the tick, the
- * probe time came).  now_ns: any monotonic clock.
+ * probe time came).  now_ns: any monotonic clock; sync_pct: the share
+ * (percent) of the swap in use on synchronous devices, -1 if unknown.
  */
 bool leap_cost_update(struct leap_cost *c, const struct leap_cost_params *p,
-		      uint64_t now_ns);
+		      uint64_t now_ns, int sync_pct);
 
 const char *leap_cost_state_name(enum leap_cost_state s);
 

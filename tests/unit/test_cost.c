@@ -32,10 +32,10 @@ static void test_disk_prefetches(void **state)
 	leap_cost_params_default(&p);
 	leap_cost_init(&c, &p);
 	feed(&c, 7, 80 * US, 100, 1000, 9 * US, 900);
-	assert_false(leap_cost_update(&c, &p, 1 * S)); /* 7 < min_misses: no verdict */
+	assert_false(leap_cost_update(&c, &p, 1 * S, 0)); /* 7 < min_misses */
 	assert_string_equal(c.why, "");
 	feed(&c, 1, 80 * US, 100, 0, 0, 0);
-	assert_false(leap_cost_update(&c, &p, 1 * S));
+	assert_false(leap_cost_update(&c, &p, 1 * S, 0));
 	assert_int_equal(c.state, LEAP_COST_PREFETCH);
 	assert_int_equal(c.accuracy_pct, 90);
 	assert_int_equal(c.blocked_pct, 100);
@@ -47,19 +47,19 @@ static void test_disk_prefetches(void **state)
 	assert_int_equal(c.s.misses, 0);
 	/* Misses alone: min_events of them before a verdict. */
 	feed(&c, 63, 80 * US, 100, 0, 0, 0);
-	assert_false(leap_cost_update(&c, &p, 1 * S));
+	assert_false(leap_cost_update(&c, &p, 1 * S, 0));
 	assert_int_equal(c.s.misses, 63);
 	feed(&c, 1, 80 * US, 100, 1000, 9 * US, 900);
-	assert_false(leap_cost_update(&c, &p, 1 * S));
+	assert_false(leap_cost_update(&c, &p, 1 * S, 0));
 	assert_int_equal(c.state, LEAP_COST_PREFETCH);
 }
 
 /*
- * zram: page-ins of 20 us that never block (decompression and reclaim in
- * the faulting thread): stand down, and probe after 5 s, then 10, 20, 40,
- * 60, 60 while the verdict holds.
+ * zram (/proc/swaps: all swap in use on it): page-ins of 20 us are CPU
+ * work in the faulting thread: stand down, and probe after 5 s, then 10,
+ * 20, 40, 60, 60 while the verdict holds.
  */
-static void test_cpu_bound_stands_down_and_probes(void **state)
+static void test_zram_stands_down_and_probes(void **state)
 {
 	const uint64_t waits[] = {5, 10, 20, 40, 60, 60};
 	struct leap_cost_params p;
@@ -69,33 +69,51 @@ static void test_cpu_bound_stands_down_and_probes(void **state)
 
 	leap_cost_params_default(&p);
 	leap_cost_init(&c, &p);
+	/* One page-in is enough to judge on zram. */
+	feed(&c, 1, 20 * US, 0, 0, 0, 0);
+	assert_true(leap_cost_update(&c, &p, now - 1, 100));
+	assert_int_equal(c.state, LEAP_COST_STANDBY);
+	leap_cost_init(&c, &p);
 	for (size_t i = 0; i < sizeof(waits) / sizeof(waits[0]); i++) {
 		feed(&c, 64, 20 * US, 0, 1000, 5 * US, 900);
-		assert_true(leap_cost_update(&c, &p, now));
+		assert_true(leap_cost_update(&c, &p, now, 100));
 		assert_int_equal(c.state, LEAP_COST_STANDBY);
-		assert_string_equal(c.why, "page-ins of 20.0 us, 0% of them waiting for "
-					   "I/O: CPU work a prefetch cannot hide");
+		assert_string_equal(c.why, "100% of the swap in use is on zram or pmem: "
+					   "page-ins of 20.0 us, 0% of them waiting for "
+					   "I/O, are CPU work a prefetch cannot hide");
 		assert_int_equal(c.probe_at_ns, now + waits[i] * S);
 		/* Standing down: nothing changes before the probe. */
-		assert_false(leap_cost_update(&c, &p, c.probe_at_ns - 1));
+		assert_false(leap_cost_update(&c, &p, c.probe_at_ns - 1, 100));
 		now = c.probe_at_ns;
-		assert_true(leap_cost_update(&c, &p, now));
+		assert_true(leap_cost_update(&c, &p, now, 100));
 		assert_int_equal(c.state, LEAP_COST_PREFETCH);
 		assert_int_equal(c.probes, i + 1);
 	}
 	assert_int_equal(c.stand_downs, 6);
-	/* The swap went to a disk (a phase change): prefetch.  Back on zram,
-	 * the blocked share (smoothed over samples) takes two samples to fall,
-	 * and the next stand-down waits 5 s again. */
+	/* The swap moved to a disk (a phase change): prefetch.  Back on zram,
+	 * stand down, and the next stand-down waits 5 s again. */
 	feed(&c, 64, 120 * US, 95, 1000, 9 * US, 900);
-	assert_false(leap_cost_update(&c, &p, now));
+	assert_false(leap_cost_update(&c, &p, now, 0));
 	assert_int_equal(c.state, LEAP_COST_PREFETCH);
 	feed(&c, 64, 20 * US, 0, 1000, 5 * US, 900);
-	assert_false(leap_cost_update(&c, &p, now));
-	assert_true(c.blocked_pct > LEAP_COST_MAX_UNBLOCKED_PCT);
-	feed(&c, 64, 20 * US, 0, 1000, 5 * US, 900);
-	assert_true(leap_cost_update(&c, &p, now));
+	assert_true(leap_cost_update(&c, &p, now, 100));
 	assert_int_equal(c.probe_at_ns, now + 5 * S);
+}
+
+/* Two programs on two cores: page-ins of a full cgroup reclaim in the
+ * faulting thread and rarely block, but the swap is a disk: prefetch. */
+static void test_unblocked_disk_prefetches(void **state)
+{
+	struct leap_cost_params p;
+	struct leap_cost c;
+	(void)state;
+
+	leap_cost_params_default(&p);
+	leap_cost_init(&c, &p);
+	feed(&c, 64, 178 * US, 19, 1000, 5 * US, 700);
+	assert_false(leap_cost_update(&c, &p, 0, 0));
+	assert_int_equal(c.state, LEAP_COST_PREFETCH);
+	assert_int_equal(c.blocked_pct, 20);
 }
 
 /* Random access: the engine asks for (almost) nothing; stand down. */
@@ -109,15 +127,15 @@ static void test_no_trend(void **state)
 	leap_cost_init(&c, &p);
 	/* One sample without windows is not enough (a fill, a phase change). */
 	feed(&c, 64, 80 * US, 100, 0, 9 * US, 0);
-	assert_false(leap_cost_update(&c, &p, 0));
+	assert_false(leap_cost_update(&c, &p, 0, 0));
 	assert_int_equal(c.state, LEAP_COST_PREFETCH);
 	/* A sample with a trend starts the count over. */
 	feed(&c, 64, 80 * US, 100, 64, 9 * US, 0);
-	assert_false(leap_cost_update(&c, &p, 0));
+	assert_false(leap_cost_update(&c, &p, 0, 0));
 	feed(&c, 1000, 80 * US, 100, 9, 9 * US, 0);
-	assert_false(leap_cost_update(&c, &p, 0));
+	assert_false(leap_cost_update(&c, &p, 0, 0));
 	feed(&c, 64, 80 * US, 100, 0, 9 * US, 0);
-	assert_true(leap_cost_update(&c, &p, 0));
+	assert_true(leap_cost_update(&c, &p, 0, 0));
 	assert_int_equal(c.state, LEAP_COST_STANDBY);
 	assert_string_equal(c.why, "no trend: 9 pages asked for in 1064 page-ins");
 }
@@ -135,7 +153,7 @@ static void test_held_windows_are_a_trend(void **state)
 	for (int i = 0; i < 64; i++)
 		leap_cost_miss(&c, 80 * US, true);
 	leap_cost_asked(&c, 512);
-	assert_false(leap_cost_update(&c, &p, 0));
+	assert_false(leap_cost_update(&c, &p, 0, 0));
 	assert_int_equal(c.state, LEAP_COST_PREFETCH);
 	/* Nothing prefetched: no cost, no share used to report. */
 	assert_string_equal(c.why,
@@ -156,10 +174,10 @@ static void test_accuracy_is_not_judged(void **state)
 	leap_cost_params_default(&p);
 	leap_cost_init(&c, &p);
 	feed(&c, 64, 50 * US, 100, 66, 3 * US, 0);
-	assert_false(leap_cost_update(&c, &p, 0));
+	assert_false(leap_cost_update(&c, &p, 0, 0));
 	assert_int_equal(c.accuracy_pct, 0); /* too few pages to say */
 	feed(&c, 64, 50 * US, 100, 2000, 3 * US, 40);
-	assert_false(leap_cost_update(&c, &p, 0));
+	assert_false(leap_cost_update(&c, &p, 0, 0));
 	assert_int_equal(c.state, LEAP_COST_PREFETCH);
 	assert_int_equal(c.accuracy_pct, 2);
 }
@@ -168,7 +186,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_disk_prefetches),
-		cmocka_unit_test(test_cpu_bound_stands_down_and_probes),
+		cmocka_unit_test(test_zram_stands_down_and_probes),
+		cmocka_unit_test(test_unblocked_disk_prefetches),
 		cmocka_unit_test(test_no_trend),
 		cmocka_unit_test(test_held_windows_are_a_trend),
 		cmocka_unit_test(test_accuracy_is_not_judged),

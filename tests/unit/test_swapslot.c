@@ -5,6 +5,7 @@
  * from /proc/swaps, and the evidence that corrects it after a swapoff hole.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "engine_test.h"
@@ -115,6 +116,31 @@ static void drop_runs(void **state)
 	assert_int_equal(swapslot_drop_runs(one, 0, 2), 0);
 }
 
+static void sync_share(void **state)
+{
+	static const char hdr[] = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
+	char buf[1024];
+	(void)state;
+
+	assert_int_equal(swapslot_sync_share(hdr), -1);
+	snprintf(buf, sizeof(buf), "%s/var/tmp/swap file 4194300 48 -2\n", hdr);
+	assert_int_equal(swapslot_sync_share(buf), 0);
+	snprintf(buf, sizeof(buf), "%s/dev/zram0 partition 524284 10240 100\n", hdr);
+	assert_int_equal(swapslot_sync_share(buf), 100);
+	/* zram above a file, a quarter of what is in use on the file. */
+	snprintf(buf, sizeof(buf),
+		 "%s/dev/zram0 partition 524284 30000 100\n/var/tmp/swap file 4194300 10000 -2\n",
+		 hdr);
+	assert_int_equal(swapslot_sync_share(buf), 75);
+	/* Nothing in use yet: where swap-outs go first decides. */
+	snprintf(buf, sizeof(buf),
+		 "%s/var/tmp/swap file 4194300 0 -2\n/dev/pmem0 partition 1024 0 5\n", hdr);
+	assert_int_equal(swapslot_sync_share(buf), 100);
+	snprintf(buf, sizeof(buf),
+		 "%s/dev/zram0 partition 1024 0 -3\n/dev/vdb partition 1024 0 10\n", hdr);
+	assert_int_equal(swapslot_sync_share(buf), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -122,6 +148,7 @@ int main(void)
 		cmocka_unit_test(type_from_swaps),
 		cmocka_unit_test(votes),
 		cmocka_unit_test(drop_runs),
+		cmocka_unit_test(sync_share),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

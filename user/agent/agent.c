@@ -22,6 +22,22 @@
 #include "clock.h"
 #include "swapslot.h"
 
+/* The share of the swap in use on zram or pmem, from /proc/swaps; -1 if
+ * unreadable. */
+static int swap_sync_pct(void)
+{
+	char buf[8192];
+	FILE *f = fopen("/proc/swaps", "re");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return swapslot_sync_share(buf);
+}
+
 /*
  * The most pages one swap readahead of the kernel brings in: 1 <<
  * vm.page-cluster (mm/swap_state.c swap_vma_ra_win(), max_win), 0 when
@@ -56,6 +72,7 @@ int agent_init(struct agent *a, const struct agent_config *cfg)
 	a->prefetch_why = why;
 	a->next_slot = 1; /* slot 0 collects pid targets */
 	a->ra_pages = kernel_ra_pages();
+	a->sync_pct = swap_sync_pct();
 	leap_cost_params_default(&a->cost_params);
 	return 0;
 }
@@ -70,8 +87,67 @@ void agent_attach_observer(struct agent *a, struct leap_observer *obs)
 		    leap_observer_map_fd(obs, "match"));
 }
 
+static void window_done(void *ctx, const struct window_job *j, int rc, uint64_t cpu_ns);
+
+int agent_start_issuer(struct agent *a, unsigned workers)
+{
+	struct issuer_config cfg = {.workers = workers,
+				    .host_rate = a->config.prefetch_rate,
+				    .like = &a->pf,
+				    .done = window_done,
+				    .ctx = a};
+
+	if (workers == 0 || a->be)
+		return 0;
+	pthread_mutex_init(&a->done_lock, NULL);
+	a->iss = issuer_start(&cfg);
+	if (!a->iss)
+		return -errno;
+	for (int i = 0; i < a->ntargets; i++)
+		issuer_set_rate(a->iss, a->targets[i].slot,
+				a->targets[i].policy.prefetch_rate);
+	return 0;
+}
+
+void agent_stop_issuer(struct agent *a)
+{
+	if (!a->iss)
+		return;
+	agent_refresh(a); /* the workers' counters, for the summary */
+	issuer_stop(a->iss);
+	a->iss = NULL;
+	pthread_mutex_destroy(&a->done_lock);
+}
+
+void agent_refresh(struct agent *a)
+{
+	struct prefetch_stats w;
+	struct pagemap_reader m;
+
+	a->pf_sum = a->pf.stats;
+	a->pm_sum = a->pf.pagemap;
+	if (!a->iss)
+		return;
+	issuer_counters(a->iss, &a->issued, &w, &m);
+	a->pf_sum.requested += w.requested;
+	a->pf_sum.not_swapped += w.not_swapped;
+	a->pf_sum.issued += w.issued;
+	a->pf_sum.holes += w.holes;
+	a->pf_sum.gone += w.gone;
+	a->pf_sum.denied += w.denied;
+	a->pf_sum.map_errors += w.map_errors;
+	a->pf_sum.record_calls += w.record_calls;
+	a->pf_sum.shmem_windows += w.shmem_windows;
+	a->pf_sum.willneed.calls += w.willneed.calls;
+	a->pf_sum.willneed.cpu_ns += w.willneed.cpu_ns;
+	a->pf_sum.willneed.wall_ns += w.willneed.wall_ns;
+	a->pm_sum.scans += m.scans;
+	a->pm_sum.reads += m.reads;
+}
+
 void agent_fini(struct agent *a)
 {
+	agent_stop_issuer(a);
 	leaves_fini(&a->leaves);
 	prefetch_close(&a->pf);
 	leap_table_free(&a->streams);
@@ -108,6 +184,8 @@ static int push_target(struct agent *a, struct agent_target *t, char *err, size_
 	struct leap_target bt = {.stats_slot = t->slot, .flags = target_flags(t)};
 	int rc;
 
+	if (a->iss)
+		issuer_set_rate(a->iss, t->slot, t->policy.prefetch_rate);
 	if (t->kind == TARGET_CGROUP)
 		rc = leap_observer_add_cgroup(a->obs, t->cgroup_id, &bt);
 	else
@@ -268,24 +346,88 @@ static void process_gone(struct agent *a, uint32_t tgid)
 	prefetch_forget(&a->pf, tgid);
 }
 
+/*
+ * What the workers learnt since (window_done()): processes gone, the
+ * kernel refusing WILLNEED, and what t's windows cost (t may be NULL).
+ */
+static void agent_drain(struct agent *a, struct agent_target *t)
+{
+	uint32_t gone[64];
+	unsigned ngone;
+	uint64_t pages = 0, ns = 0;
+	bool refused;
+
+	if (!a->iss)
+		return;
+	pthread_mutex_lock(&a->done_lock);
+	ngone = a->ngone;
+	memcpy(gone, a->gone, ngone * sizeof(*gone));
+	a->ngone = 0;
+	refused = a->refused;
+	a->refused = false;
+	if (t) {
+		pages = a->spent_pages[t->slot];
+		ns = a->spent_ns[t->slot];
+		a->spent_pages[t->slot] = a->spent_ns[t->slot] = 0;
+	}
+	pthread_mutex_unlock(&a->done_lock);
+	for (unsigned i = 0; i < ngone; i++)
+		process_gone(a, gone[i]);
+	if (refused && a->prefetch_ok) {
+		fprintf(stderr,
+			"leap-agent: kernel refused process_madvise(MADV_WILLNEED); "
+			"observing only from now on\n");
+		a->prefetch_ok = false;
+		a->prefetch_why = "refused at run time";
+	}
+	if (pages)
+		leap_cost_spent(&t->cost, (uint32_t)pages, ns);
+}
+
 const uint32_t agent_lat_bounds_us[AGENT_LAT_BUCKETS] = {
 	5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000,
 };
 
-static void record_latency(struct agent *a, struct agent_target *t,
-			   const struct leap_event *ev)
+static void record_latency(struct agent *a, uint32_t slot, uint64_t fault_ns)
 {
-	uint64_t lat = mono_ns() - ev->ts_ns;
+	uint64_t lat = mono_ns() - fault_ns;
 	uint32_t us = lat / 1000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(lat / 1000);
 	int b = 0;
 
 	a->lat_us[a->nlat++ % AGENT_LATENCY_SAMPLES] = us;
 	while (b < AGENT_LAT_BUCKETS && us > agent_lat_bounds_us[b])
 		b++;
-	if (t->slot < LEAP_STATS_SLOTS) {
-		a->lat_hist[t->slot][b]++;
-		a->lat_sum_us[t->slot] += us;
+	if (slot < LEAP_STATS_SLOTS) {
+		a->lat_hist[slot][b]++;
+		a->lat_sum_us[slot] += us;
 	}
+}
+
+/*
+ * A worker issued a window (issuer.h), in the worker's thread: the counts
+ * that BPF shares are atomic, the rest is handed to the event thread
+ * under done_lock (agent_drain()).
+ */
+static void window_done(void *ctx, const struct window_job *j, int rc, uint64_t cpu_ns)
+{
+	struct agent *a = ctx;
+
+	if (rc > 0) {
+		__atomic_add_fetch(&a->c.prefetched, (uint64_t)rc, __ATOMIC_RELAXED);
+		add_stat(a, j->slot, 0, (uint64_t)rc);
+	}
+	pthread_mutex_lock(&a->done_lock);
+	if (rc > 0) {
+		record_latency(a, j->slot, j->fault_ns);
+		a->spent_pages[j->slot] += (uint64_t)rc;
+		a->spent_ns[j->slot] += cpu_ns;
+	} else if (rc == -ESRCH) {
+		if (a->ngone < sizeof(a->gone) / sizeof(a->gone[0]))
+			a->gone[a->ngone++] = j->tgid;
+	} else if (rc == -EINVAL || rc == -ENOSYS) {
+		a->refused = true;
+	}
+	pthread_mutex_unlock(&a->done_lock);
 }
 
 /*
@@ -578,8 +720,59 @@ static void cost_sample(struct agent *a, struct agent_target *t,
 		leap_cost_hit(&t->cost, ev->latency_ns);
 	else
 		return;
-	if (leap_cost_update(&t->cost, &a->cost_params, ev->ts_ns))
+	if (leap_cost_update(&t->cost, &a->cost_params, ev->ts_ns, a->sync_pct))
 		cost_apply(a, t);
+}
+
+/*
+ * A window decided: to a worker (issuer.h), which issues it and reports
+ * back through window_done(); or, in backend mode and with --workers 0,
+ * issued here and now.
+ */
+static void issue_window(struct agent *a, struct agent_target *t, struct leap_stream *s,
+			 const struct leap_event *ev, uint64_t *cands, uint32_t n)
+{
+	uint64_t marker = s->ra_armed ? s->ra_marker : UINT64_MAX;
+	uint64_t spent = a->pf.stats.willneed.cpu_ns;
+	int rc;
+
+	if (a->iss) {
+		static struct window_job j; /* this thread's only */
+
+		j = (struct window_job){.tgid = ev->tgid,
+					.slot = t->slot,
+					.n = n,
+					.marker = marker,
+					.fault_ns = ev->ts_ns,
+					.progress = &s->hist.last_page,
+					.progress_tgid = &s->key.tgid};
+		memcpy(j.pages, cands, n * sizeof(*cands));
+		issuer_submit(a->iss, &j);
+		return;
+	}
+	if (a->be)
+		rc = backend_push(a, ev->tgid, cands, n, marker);
+	else
+		rc = prefetch_pages(&a->pf, ev->tgid, cands, n, marker);
+	if (rc > 0) {
+		leap_cost_spent(&t->cost, (uint32_t)rc,
+				a->pf.stats.willneed.cpu_ns - spent);
+		a->c.prefetched += (uint64_t)rc;
+		add_stat(a, t->slot, 0, (uint64_t)rc);
+		record_latency(a, t->slot, ev->ts_ns);
+	} else if (rc == -ESRCH) {
+		process_gone(a, ev->tgid);
+	} else if (rc == -EINVAL || rc == -ENOSYS) {
+		fprintf(stderr,
+			"leap-agent: kernel refused process_madvise(MADV_WILLNEED) (%s); "
+			"observing only from now on\n",
+			strerror(-rc));
+		a->prefetch_ok = false;
+		a->prefetch_why = "refused at run time";
+	} else if ((rc == -EPERM || rc == -EACCES) && a->pf.stats.denied == 1) {
+		fprintf(stderr, "leap-agent: not permitted to prefetch for pid %u (%s)\n",
+			ev->tgid, strerror(-rc));
+	}
 }
 
 /* A target began swapping in while the fault hooks were off: attach them. */
@@ -659,9 +852,8 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	struct leap_decision dec;
 	uint64_t page = ev->addr >> LEAP_PAGE_SHIFT;
 	bool ours, hit, hold = false;
-	uint64_t ra_gap = 0, prev, spent;
+	uint64_t ra_gap = 0, prev;
 	uint32_t n;
-	int rc;
 
 	if (ev->flags & LEAP_EV_ARM) {
 		arm(a, ev);
@@ -669,6 +861,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	}
 	a->c.events++;
 	t = target_of(a, ev);
+	agent_drain(a, t);
 	if (!t || t->policy.mode == AGENT_MODE_OFF)
 		return 0;
 	if (a->be && (ev->flags & LEAP_EV_DEV_MULTI))
@@ -750,35 +943,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	a->c.lookaheads += dec.lookahead;
 	a->c.nested_strides += dec.periodic;
 	a->c.beyond_kernel_ra += ra_gap != 0;
-	spent = a->pf.stats.willneed.cpu_ns;
-	if (a->be)
-		rc = backend_push(a, ev->tgid, cands, n,
-				  s->ra_armed ? s->ra_marker : UINT64_MAX);
-	else
-		rc = prefetch_pages(&a->pf, ev->tgid, cands, n,
-				    s->ra_armed ? s->ra_marker : UINT64_MAX);
-	if (rc > 0)
-		leap_cost_spent(&t->cost, (uint32_t)rc,
-				a->pf.stats.willneed.cpu_ns - spent);
-	if (rc > 0) {
-		a->c.prefetched += (uint64_t)rc;
-		add_stat(a, t->slot, 0, (uint64_t)rc);
-		record_latency(a, t, ev);
-	} else if (rc == -ESRCH) {
-		process_gone(a, ev->tgid);
-	} else if (rc == -EINVAL || rc == -ENOSYS) {
-		fprintf(stderr,
-			"leap-agent: kernel refused process_madvise(MADV_WILLNEED) (%s); "
-			"observing only from now on\n",
-			strerror(-rc));
-		a->prefetch_ok = false;
-		a->prefetch_why = "refused at run time";
-	} else if (rc == -EPERM || rc == -EACCES) {
-		if (a->pf.stats.denied == 1)
-			fprintf(stderr,
-				"leap-agent: not permitted to prefetch for pid %u (%s)\n",
-				ev->tgid, strerror(-rc));
-	}
+	issue_window(a, t, s, ev, cands, n);
 	return 0;
 }
 
@@ -848,11 +1013,13 @@ static void tick_cgroups(struct agent *a)
 
 void agent_tick(struct agent *a, uint64_t now_ns)
 {
+	agent_drain(a, NULL);
+	a->sync_pct = swap_sync_pct();
 	for (int i = 0; i < a->ntargets; i++) {
 		struct agent_target *t = &a->targets[i];
 
 		if (t->cost.state == LEAP_COST_STANDBY &&
-		    leap_cost_update(&t->cost, &a->cost_params, now_ns))
+		    leap_cost_update(&t->cost, &a->cost_params, now_ns, a->sync_pct))
 			cost_apply(a, t);
 	}
 	disarm_if_idle(a, now_ns);

@@ -9,8 +9,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <pthread.h>
+
 #include "backend.h"
 #include "config.h"
+#include "issuer.h"
 #include "leap/cost.h"
 #include "leap/engine.h"
 #include "leaves.h"
@@ -85,6 +88,9 @@ struct agent_quiet {
 struct agent {
 	struct agent_config config;
 	struct leap_cost_params cost_params;
+	/* The share of the swap in use on zram or pmem (swapslot_sync_share),
+	 * read every tick; -1 unknown. */
+	int sync_pct;
 	struct leap_observer *obs;
 	struct leap_table streams;
 	struct prefetcher pf;
@@ -129,6 +135,23 @@ struct agent {
 	/* targets or matched cgroups changed: the state file is out of date */
 	bool state_dirty;
 	struct agent_quiet quiet[AGENT_QUIET_SLOTS]; /* by tid % AGENT_QUIET_SLOTS */
+	/*
+	 * Windows issued by worker threads (issuer.h; NULL: by this thread,
+	 * as in backend mode).  What the workers learn comes back under
+	 * done_lock: what each stats slot's windows cost (for its cost
+	 * model), processes found gone, and whether the kernel refused
+	 * WILLNEED.  pf_sum and pm_sum: this thread's and the workers'
+	 * prefetch counters summed, for the outputs (agent_refresh()).
+	 */
+	struct issuer *iss;
+	struct issuer_counters issued;
+	pthread_mutex_t done_lock;
+	uint64_t spent_pages[LEAP_STATS_SLOTS], spent_ns[LEAP_STATS_SLOTS];
+	uint32_t gone[64];
+	unsigned ngone;
+	bool refused;
+	struct prefetch_stats pf_sum;
+	struct pagemap_reader pm_sum;
 	/* Arming: when the targets' misses and hits last moved (event clock),
 	 * and their sum then. */
 	uint64_t last_swap_ns;
@@ -147,6 +170,13 @@ static inline bool agent_pushes_only(const struct agent *a)
 int agent_init(struct agent *a, const struct agent_config *cfg);
 /* Once the observer is open: hand its prefetched-page map to the prefetcher. */
 void agent_attach_observer(struct agent *a, struct leap_observer *obs);
+/* Then: workers issue the windows (workers 0: this thread does); 0 or -errno. */
+int agent_start_issuer(struct agent *a, unsigned workers);
+/* Discards queued windows and joins the workers (before the observer goes). */
+void agent_stop_issuer(struct agent *a);
+/* Sums this thread's and the workers' prefetch counters into pf_sum, pm_sum
+ * and issued: call before reading them. */
+void agent_refresh(struct agent *a);
 void agent_fini(struct agent *a);
 /*
  * Adds a cgroup (by v2 directory: it and, unless pol->exact, its

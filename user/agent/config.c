@@ -4,6 +4,8 @@
  *
  *   [agent]
  *   ring_kb = 4096
+ *   workers = 2          ; threads issuing windows (0: the event thread)
+ *   prefetch_rate = 0    ; pages/s all targets may prefetch (0: no cap)
  *   [default]
  *   mode = leap          ; leap | observe | off
  *   hsize = 32
@@ -14,6 +16,7 @@
  *                        ; unset keys come from [default], wherever it is
  *   match = exact        ; tree (default) | exact: this cgroup only
  *   cold_behind = 0      ; pages behind a fill made cold (0: off)
+ *   prefetch_rate = 20000 ; pages/s this target may prefetch (0: no cap)
  *   stand_down = never   ; auto (default): stop where prefetching costs more
  *                        ; than it saves (include/leap/cost.h) | never
  *
@@ -40,6 +43,7 @@ enum key_bit {
 	K_MATCH = 1 << 7,
 	K_COLD_BEHIND = 1 << 8,
 	K_STAND_DOWN = 1 << 9,
+	K_RATE = 1 << 10,
 };
 
 struct parse_state {
@@ -80,6 +84,7 @@ void agent_config_default(struct agent_config *c)
 	c->ring_kb = 4096;
 	c->streams = 4096;
 	c->idle_timeout_s = 60;
+	c->workers = AGENT_WORKERS_AUTO;
 }
 
 static int fail(struct parse_state *st, const char *fmt, const char *a, const char *b)
@@ -164,6 +169,15 @@ static int set_policy_key(struct parse_state *st, struct agent_policy *p, unsign
 			return fail(st, "match must be tree or exact, not '%s'%s", v, "");
 		p->exact = strcmp(v, "exact") == 0;
 		*mask |= K_MATCH;
+	} else if (strcmp(key, "prefetch_rate") == 0) {
+		if (parse_uint(v, 0, 1u << 30, &x))
+			return fail(
+				st,
+				"prefetch_rate must be 0 (no cap) or pages per second, "
+				"not '%s'%s",
+				v, "");
+		p->prefetch_rate = (uint32_t)x;
+		*mask |= K_RATE;
 	} else if (strcmp(key, "stand_down") == 0) {
 		if (strcmp(v, "auto") && strcmp(v, "never"))
 			return fail(st, "stand_down must be auto or never, not '%s'%s", v,
@@ -192,6 +206,9 @@ static int set_agent_key(struct parse_state *st, const char *key, const char *v)
 		{"streams", 1, 1 << 20, offsetof(struct agent_config, streams)},
 		{"idle_timeout_s", 1, 86400,
 		 offsetof(struct agent_config, idle_timeout_s)},
+		{"workers", 0, 16, offsetof(struct agent_config, workers)},
+		{"prefetch_rate", 0, 1 << 30,
+		 offsetof(struct agent_config, prefetch_rate)},
 	};
 	unsigned long long x;
 
@@ -296,6 +313,8 @@ static void inherit_defaults(struct parse_state *st)
 			p->cold_behind = d->cold_behind;
 		if (!(m & K_STAND_DOWN))
 			p->stand_down = d->stand_down;
+		if (!(m & K_RATE))
+			p->prefetch_rate = d->prefetch_rate;
 	}
 }
 

@@ -27,6 +27,8 @@ struct agent_policy {
 	/* Mode leap: stand down where prefetching costs more than it saves
 	 * (include/leap/cost.h); false: prefetch whatever it costs. */
 	bool stand_down;
+	/* Pages per second this target's windows may take; 0: no cap. */
+	uint32_t prefetch_rate;
 };
 
 #define AGENT_DEFAULT_COLD_BEHIND 256u
@@ -39,6 +41,7 @@ struct agent_policy {
 #define AGENT_KRA_TRUST 3u
 
 #define AGENT_MAX_CGROUP_POLICIES 64
+#define AGENT_WORKERS_AUTO	  (~0u)
 
 struct agent_cgroup_policy {
 	char path[PATH_MAX]; /* cgroup v2 directory */
@@ -54,6 +57,10 @@ struct agent_config {
 	unsigned ring_kb;	 /* BPF ring buffer size */
 	unsigned streams;	 /* stream table capacity */
 	unsigned idle_timeout_s; /* streams idle this long are dropped */
+	/* Threads that issue windows (issuer.h); 0: the event thread itself;
+	 * AGENT_WORKERS_AUTO: issuer_default_workers(). */
+	unsigned workers;
+	unsigned prefetch_rate; /* pages/s for all targets together; 0: no cap */
 };
 
 void agent_config_default(struct agent_config *c);

@@ -16,6 +16,7 @@ enum {
 	OPT_BACKEND_INTO,
 	OPT_COLD_BEHIND,
 	OPT_FAULT_HOOKS,
+	OPT_WORKERS,
 };
 
 static const struct argp_option common_opts[] = {
@@ -40,6 +41,12 @@ static const struct argp_option common_opts[] = {
 	 "Tracepoint path: attach the fault hooks, which every fault of every task "
 	 "pays for, only while a target swaps in (on-swap, the default), or for as "
 	 "long as the agent runs (always)",
+	 0},
+	{"workers", OPT_WORKERS, "N", 0,
+	 "Threads that issue the windows, so that the event loop never waits on "
+	 "process_madvise (0: the event loop issues them itself).  Default: the "
+	 "config's [agent] workers, else a quarter of the CPUs, 1 to 8 (none "
+	 "below 4 CPUs)",
 	 0},
 	{"bpf-stats", OPT_BPF_STATS, NULL, 0,
 	 "Measure BPF run time per event (bpf_enable_stats)", 0},
@@ -113,6 +120,13 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_BPF_STATS:
 		o->bpf_stats = true;
+		break;
+	case OPT_WORKERS:
+		v = strtoul(arg, &end, 10);
+		if (!*arg || *end || v > ISSUER_WORKERS_MAX)
+			argp_error(state, "--workers takes 0 to %d, not '%s'",
+				   ISSUER_WORKERS_MAX, arg);
+		o->workers = (int)v;
 		break;
 	case OPT_FAULT_HOOKS:
 		if (strcmp(arg, "on-swap") && strcmp(arg, "always"))

@@ -28,6 +28,7 @@ struct agent_opts {
 	bool bpf_stats;
 	bool verbose;
 	bool fault_hooks_always; /* --fault-hooks always: no arming */
+	int workers;		 /* --workers; -1: from the config */
 	/* attach */
 	const char *cgroups[AGENT_MAX_TARGETS];
 	bool cgroup_exact[AGENT_MAX_TARGETS];

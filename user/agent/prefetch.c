@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -267,8 +268,18 @@ static void record_pages(struct prefetcher *p, uint32_t tgid, const uint64_t *pa
 		return;
 	if (n > LEAP_PREFETCH_MAX_PAGES)
 		n = LEAP_PREFETCH_MAX_PAGES;
-	if (p->record_fd >= 0 && record_by_program(p, tgid, pages, n, marker, window))
-		return;
+	if (p->record_fd >= 0) {
+		/* leap_record copies the pages into a per-CPU buffer and may
+		 * sleep there: two runs at once on one CPU would mix windows. */
+		static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
+		bool done;
+
+		pthread_mutex_lock(&record_lock);
+		done = record_by_program(p, tgid, pages, n, marker, window);
+		pthread_mutex_unlock(&record_lock);
+		if (done)
+			return;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		keys[i] = (struct leap_pf_key){.tgid = tgid, .page = pages[i]};
 		vals[i] = window << LEAP_PF_WINDOW_SHIFT |
@@ -333,12 +344,19 @@ static void settle_pages(struct prefetcher *p, uint32_t tgid, const struct iovec
 	__atomic_store_n(&slot->window, p->window, __ATOMIC_RELEASE);
 }
 
-/* A new window number for the prefetched-page map: 30 bits, never 0. */
+/*
+ * A new window number for the prefetched-page map: 30 bits, never 0,
+ * unique across the prefetchers of the process (the issuer's workers each
+ * have one; leap_issued has one slot per number).
+ */
 static void next_window(struct prefetcher *p)
 {
-	p->window = (p->window + 1) & (UINT32_MAX >> LEAP_PF_WINDOW_SHIFT);
-	if (p->window == 0)
-		p->window = 1;
+	static uint32_t seq;
+
+	do
+		p->window = __atomic_add_fetch(&seq, 1, __ATOMIC_RELAXED) &
+			    (UINT32_MAX >> LEAP_PF_WINDOW_SHIFT);
+	while (p->window == 0);
 }
 
 /* Sorts pages[0..n) and drops duplicates; the new count. */

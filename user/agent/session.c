@@ -169,6 +169,21 @@ static int start_observer(struct agent *a, const struct agent_opts *o)
 	return 0;
 }
 
+/* The workers that issue windows: --workers, else [agent] workers, else a
+ * quarter of the CPUs (issuer.h). */
+static int start_issuer(struct agent *a, const struct agent_opts *o)
+{
+	unsigned n = o->workers >= 0			       ? (unsigned)o->workers
+		     : a->config.workers == AGENT_WORKERS_AUTO ? issuer_default_workers()
+							       : a->config.workers;
+	int rc = agent_start_issuer(a, n);
+
+	if (rc)
+		fprintf(stderr, "leap-agent: cannot start %u prefetch workers: %s\n", n,
+			strerror(-rc));
+	return rc ? -1 : 0;
+}
+
 int session_start(struct session *s)
 {
 	struct agent *a = calloc(1, sizeof(*a));
@@ -183,7 +198,7 @@ int session_start(struct session *s)
 	install_signals();
 	if (start_backend(a, s->o) || start_observer(a, s->o))
 		return -1;
-	return 0;
+	return start_issuer(a, s->o);
 }
 
 void session_warn_observing(const struct session *s)
@@ -301,6 +316,7 @@ void session_end(struct session *s)
 	if (s->o->metrics_textfile)
 		unlink(s->o->metrics_textfile);
 	if (s->a) {
+		agent_stop_issuer(s->a); /* the workers use the observer's maps */
 		leap_observer_close(s->a->obs);
 		stop_backend(s->a);
 		agent_fini(s->a);

@@ -135,7 +135,7 @@ static json_object *agent_json(const struct agent *a)
 	json_object_object_add(o, STATE_A_CPU_SYSTEM,
 			       json_object_new_double(tv_s(ru.ru_stime)));
 	json_object_object_add(o, STATE_A_PREFETCH_CPU,
-			       json_object_new_double(a->pf.stats.willneed.cpu_ns / 1e9));
+			       json_object_new_double(a->pf_sum.willneed.cpu_ns / 1e9));
 	if (a->bpf_stats) {
 		struct leap_prog_stats ps[16];
 		json_object *progs = json_object_new_object();
@@ -159,6 +159,7 @@ void state_write(struct agent *a, const char *caps)
 {
 	json_object *o = json_object_new_object();
 
+	agent_refresh(a);
 	json_object_object_add(o, STATE_PID, json_object_new_int(getpid()));
 	json_object_object_add(o, STATE_HOOK,
 			       json_object_new_string(leap_observer_hook_name(a->obs)));

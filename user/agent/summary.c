@@ -66,10 +66,12 @@ static void add_bpf_stats(json_object *o, struct agent *a, const struct leap_cg_
 json_object *summary_build(struct agent *a, double wall_s, struct cpu_time cpu)
 {
 	json_object *o = json_object_new_object();
-	double willneed_cpu = a->pf.stats.willneed.cpu_ns / 1e9;
-	double own_cpu = cpu.user + cpu.sys - willneed_cpu, acc, cov;
+	double willneed_cpu, own_cpu, acc, cov;
 	struct leap_cg_stats s;
 
+	agent_refresh(a);
+	willneed_cpu = a->pf_sum.willneed.cpu_ns / 1e9;
+	own_cpu = cpu.user + cpu.sys - willneed_cpu;
 	if (own_cpu < 0)
 		own_cpu = 0;
 	agent_totals(a, &s);
@@ -100,7 +102,9 @@ json_object *summary_build(struct agent *a, double wall_s, struct cpu_time cpu)
 	 * allocation, memcg charge and its reclaim, read submission) apart
 	 * from the agent's own work. */
 	add_double(o, "prefetch_syscall_cpu_s", willneed_cpu);
-	add_double(o, "prefetch_syscall_wall_s", a->pf.stats.willneed.wall_ns / 1e9);
+	add_double(o, "prefetch_syscall_wall_s", a->pf_sum.willneed.wall_ns / 1e9);
+	json_object_object_add(o, "workers",
+			       json_object_new_int((int)issuer_workers(a->iss)));
 	add_double(o, "cold_syscall_cpu_s", a->pf.stats.cold.cpu_ns / 1e9);
 	add_double(o, "agent_own_cpu_us_per_event", per_event_us(own_cpu, a->c.events));
 	add_double(o, "reaction_p50_us", agent_latency_us(a, 50));

@@ -42,6 +42,43 @@ int swapslot_type_from_swaps(const char *text, const char *dev)
 	return -1;
 }
 
+/* zram and pmem: devices that swapon flags SWP_SYNCHRONOUS_IO. */
+static bool sync_device(const char *name)
+{
+	return !strncmp(name, "/dev/zram", 9) || !strncmp(name, "/dev/pmem", 9);
+}
+
+int swapslot_sync_share(const char *text)
+{
+	const char *line = strchr(text, '\n'); /* past the header */
+	unsigned long long used_all = 0, used_sync = 0;
+	long best_prio = 0;
+	bool any = false, best_sync = false;
+
+	while (line && *++line) {
+		char name[4096], type[32];
+		unsigned long long size, used;
+		long prio;
+
+		if (sscanf(line, "%4095s %31s %llu %llu %ld", name, type, &size, &used,
+			   &prio) == 5) {
+			if (!any || prio > best_prio) {
+				best_prio = prio;
+				best_sync = sync_device(name);
+			}
+			any = true;
+			used_all += used;
+			used_sync += sync_device(name) ? used : 0;
+		}
+		line = strchr(line, '\n');
+	}
+	if (!any)
+		return -1;
+	if (!used_all)
+		return best_sync ? 100 : 0;
+	return (int)(used_sync * 100 / used_all);
+}
+
 int swapslot_vote(struct swapslot_votes *v, int cur, uint32_t type, uint64_t offset,
 		  uint64_t dev_off)
 {

@@ -36,6 +36,16 @@ bool swapslot_decode(uint64_t pm, uint32_t *type, uint64_t *offset);
 int swapslot_type_from_swaps(const char *text, const char *dev);
 
 /*
+ * The share (percent) of the swap in use, by /proc/swaps' Used column,
+ * that lies on synchronous, CPU-bound devices: zram and pmem, whose reads
+ * the kernel does in the faulting thread (swapon sets SWP_SYNCHRONOUS_IO
+ * for bdev_synchronous() devices, mm/swapfile.c).  With nothing in use
+ * yet, 100 when the highest-priority area (where swap-outs go first) is
+ * one, else 0.  -1 when there is no swap area.
+ */
+int swapslot_sync_share(const char *text);
+
+/*
  * Evidence for the device's swap type: a fault read device slot dev_off
  * for a page whose pagemap entry, read earlier, was (type, offset).  When
  * offset == dev_off the page was on type.  Returns the type to use from

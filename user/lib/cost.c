@@ -70,10 +70,10 @@ static void stand_down(struct leap_cost *c, const struct leap_cost_params *p,
 
 /* The sample's verdict: stand down, or go on prefetching. */
 static void verdict(struct leap_cost *c, const struct leap_cost_params *p,
-		    uint64_t now_ns)
+		    uint64_t now_ns, int sync_pct)
 {
 	const struct leap_cost_sample *s = &c->s;
-	bool judged, cpu_bound;
+	bool judged;
 
 	c->miss_ns = s->miss_ns / s->misses;
 	if (s->hits)
@@ -95,9 +95,6 @@ static void verdict(struct leap_cost *c, const struct leap_cost_params *p,
 	c->misses_seen += s->misses;
 	c->blocked_seen += s->blocked;
 	c->blocked_pct = (uint32_t)(c->blocked_seen * 100 / c->misses_seen);
-	cpu_bound = c->misses_seen >= LEAP_COST_BLOCKED_MISSES &&
-		    c->blocked_pct <= LEAP_COST_MAX_UNBLOCKED_PCT &&
-		    s->blocked * 100 <= (uint64_t)LEAP_COST_MAX_UNBLOCKED_PCT * s->misses;
 	c->misses_seen /= 2;
 	c->blocked_seen /= 2;
 	if (s->asked * p->no_trend_ratio < s->misses) {
@@ -115,11 +112,13 @@ static void verdict(struct leap_cost *c, const struct leap_cost_params *p,
 		stand_down(c, p, now_ns);
 		return;
 	}
-	if (cpu_bound) {
+	if (sync_pct >= LEAP_COST_SYNC_PCT) {
 		snprintf(c->why, sizeof(c->why),
-			 "page-ins of %.1f us, %u%% of them waiting for I/O: CPU work "
-			 "a prefetch cannot hide",
-			 us(c->miss_ns), c->blocked_pct);
+			 "%d%% of the swap in use is on zram or pmem: page-ins of %.1f "
+			 "us, "
+			 "%u%% of them waiting for I/O, are CPU work a prefetch cannot "
+			 "hide",
+			 sync_pct, us(c->miss_ns), c->blocked_pct);
 		stand_down(c, p, now_ns);
 		return;
 	}
@@ -138,7 +137,7 @@ static void verdict(struct leap_cost *c, const struct leap_cost_params *p,
 }
 
 bool leap_cost_update(struct leap_cost *c, const struct leap_cost_params *p,
-		      uint64_t now_ns)
+		      uint64_t now_ns, int sync_pct)
 {
 	enum leap_cost_state was = c->state;
 
@@ -150,9 +149,11 @@ bool leap_cost_update(struct leap_cost *c, const struct leap_cost_params *p,
 		memset(&c->s, 0, sizeof(c->s));
 		return true;
 	}
-	if (c->s.misses < p->min_misses || c->s.misses + c->s.hits < p->min_events)
+	/* On zram or pmem one page-in says enough: the device decides. */
+	if ((sync_pct < LEAP_COST_SYNC_PCT || !c->s.misses) &&
+	    (c->s.misses < p->min_misses || c->s.misses + c->s.hits < p->min_events))
 		return false;
-	verdict(c, p, now_ns);
+	verdict(c, p, now_ns, sync_pct);
 	memset(&c->s, 0, sizeof(c->s));
 	return c->state != was;
 }

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Windows issued asynchronously: the ring-buffer thread decides (the
+ * engine) and queues each window here; a small pool of worker threads
+ * checks residency and issues it (prefetch.c: pagemap filter, the
+ * prefetched-page record, process_madvise), so that a process_madvise
+ * that sleeps in the kernel (memcg charge and reclaim, a swap slot raced
+ * for) holds up neither the next event nor another target's window.
+ *
+ *  - one queue per target (stats slot), served round-robin: a busy
+ *    target cannot crowd out the others; a full queue drops its oldest
+ *    window (counted: overflow);
+ *  - a window whose pages the program has already faulted past is trimmed
+ *    or dropped (stale), not issued;
+ *  - windows of one process queued back to back go out in one call
+ *    (coalesced);
+ *  - budgets: pages per second for the host and per target (token
+ *    buckets); a window over budget is cut to what is left (counted).
+ * Stopping discards what is queued and joins every worker.
+ */
+#ifndef LEAP_AGENT_ISSUER_H
+#define LEAP_AGENT_ISSUER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "leap_event.h"
+#include "prefetch.h"
+
+#define ISSUER_WORKERS_MAX 16
+#define ISSUER_JOBS	   512 /* windows queued at most, host-wide */
+#define ISSUER_QUEUE_MAX   64  /* ... per target */
+
+/* One window to issue. */
+struct window_job {
+	struct window_job *next;
+	uint32_t tgid;
+	uint32_t slot; /* the target's stats slot: its queue */
+	uint32_t n;
+	uint64_t marker;
+	uint64_t fault_ns; /* the fault that asked for it (bpf_ktime_get_ns clock) */
+	/*
+	 * The newest page the stream faulted on, updated by the deciding
+	 * thread (leap_stream.hist.last_page), and whose stream it is
+	 * (leap_stream.key.tgid): pages behind it are stale.  NULL: none.
+	 */
+	const uint64_t *progress;
+	const uint32_t *progress_tgid;
+	uint64_t pages[LEAP_PREFETCH_MAX_PAGES];
+};
+
+/* Called by a worker once a job is issued (or found all stale: rc 0). */
+typedef void (*issuer_done_fn)(void *ctx, const struct window_job *job, int rc,
+			       uint64_t cpu_ns);
+
+struct issuer_counters {
+	uint64_t queued;       /* windows queued */
+	uint64_t issued;       /* windows issued (process_madvise calls made for them) */
+	uint64_t coalesced;    /* windows issued with the one before them */
+	uint64_t stale;	       /* windows dropped: the program was past them */
+	uint64_t stale_pages;  /* pages trimmed off windows for the same reason */
+	uint64_t overflow;     /* windows dropped from a full queue (the oldest) */
+	uint64_t pool_empty;   /* windows dropped: every job in use */
+	uint64_t budget_pages; /* pages cut by a budget */
+	uint64_t max_depth;    /* windows queued at once, at most */
+	uint64_t busy_ns;      /* worker time spent issuing, all workers */
+	uint64_t depth;	       /* windows queued now */
+};
+
+struct issuer;
+
+struct issuer_config {
+	unsigned workers; /* 1..ISSUER_WORKERS_MAX */
+	double host_rate; /* pages per second, all targets; 0: unlimited */
+	/* Each worker's prefetcher starts as a copy of this one's settings
+	 * (map fds, the issued array; its own process cache). */
+	const struct prefetcher *like;
+	issuer_done_fn done;
+	void *ctx;
+};
+
+/* Starts the workers; NULL (errno set) on failure. */
+struct issuer *issuer_start(const struct issuer_config *cfg);
+/* Discards what is queued, stops and joins every worker, frees. */
+void issuer_stop(struct issuer *q);
+/* Queues a copy of job (pages[0..n)); false when it was dropped. */
+bool issuer_submit(struct issuer *q, const struct window_job *job);
+/* Pages per second a target's windows may take (0: unlimited). */
+void issuer_set_rate(struct issuer *q, uint32_t slot, double rate);
+/* A snapshot of the counters, and the workers' prefetch stats summed. */
+void issuer_counters(struct issuer *q, struct issuer_counters *c,
+		     struct prefetch_stats *pf, struct pagemap_reader *pm);
+/* The number of workers. */
+unsigned issuer_workers(const struct issuer *q);
+
+/* Workers for a host: a quarter of the CPUs this process may use, 1 to 8;
+ * none below 4 CPUs. */
+unsigned issuer_default_workers(void);
+
+#endif
