@@ -13,14 +13,17 @@
  * swap cache the kernel's own path avoids (CPython and Perl ran 0.47-0.77x
  * of Linux's speed on zram with 85-91% of the prefetches used).  So a
  * target stands down when
- *  - the swap in use lies on such devices (the caller reads /proc/swaps:
- *    sync_pct);
+ *  - the swap in use lies on such devices (the caller reads /proc/swaps);
+ *  - or the highest-priority swap area is one (swap-outs go there first,
+ *    whatever older pages a disk below it holds) and the target's
+ *    page-ins do not block (LEAP_EV_SLEPT: at most
+ *    LEAP_COST_MAX_BLOCKED_PCT of them);
  *  - or nothing is worth prefetching: almost no windows asked for over
  *    many page-ins (random access).
- * Whether the faulting thread blocked (LEAP_EV_SLEPT) is reported, not
- * judged: zram's page-ins blocked 0-3% here, a disk's 48-100% with one
- * program, but 19% with two on two cores, whose page-ins of a full cgroup
- * reclaim in the faulting thread for 150+ us while the read completes.
+ * Whether the faulting thread blocked is no verdict by itself: zram's
+ * page-ins blocked 0-3% here, a disk's 48-100% with one program, but 19%
+ * with two on two cores, whose page-ins of a full cgroup reclaim in the
+ * faulting thread for 150+ us while the read completes.
  * What the prefetched pages cost and how many were used (page_ns,
  * accuracy_pct) is measured and reported, not judged either: a sample's
  * hits lag its windows, a fill's windows hit little before its scan's hit
@@ -73,8 +76,10 @@ struct leap_cost_params {
 /* Below this many prefetched pages, accuracy is not known yet. */
 #define LEAP_COST_JUDGED_PAGES 512u
 /* Stand down when at least this share (percent) of the swap in use lies
- * on synchronous devices. */
+ * on synchronous devices ... */
 #define LEAP_COST_SYNC_PCT 90
+/* ... or the top area is one and at most this share of page-ins blocked. */
+#define LEAP_COST_MAX_BLOCKED_PCT 20
 
 /* One sample: sums since the last verdict. */
 struct leap_cost_sample {
@@ -127,11 +132,16 @@ void leap_cost_spent(struct leap_cost *c, uint32_t pages, uint64_t ns);
  * added, and from a periodic tick for the probe).  Returns true
  * when the state changed: PREFETCH -> STANDBY (stand down; why says
  * why), or STANDBY -> PREFETCH (a probe is due, or, from the tick, the
- * probe time came).  now_ns: any monotonic clock; sync_pct: the share
- * (percent) of the swap in use on synchronous devices, -1 if unknown.
+ * probe time came).  now_ns: any monotonic clock.
  */
+/* What the caller knows of the swap devices (/proc/swaps). */
+struct leap_cost_swap {
+	int sync_pct;  /* share of the swap in use on zram or pmem; -1 unknown */
+	bool top_sync; /* the highest-priority area is one: swap-outs go there */
+};
+
 bool leap_cost_update(struct leap_cost *c, const struct leap_cost_params *p,
-		      uint64_t now_ns, int sync_pct);
+		      uint64_t now_ns, const struct leap_cost_swap *swap);
 
 const char *leap_cost_state_name(enum leap_cost_state s);
 

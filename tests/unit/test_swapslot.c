@@ -129,25 +129,27 @@ static void sync_share(void **state)
 	assert_int_equal(swapslot_sync_share(buf), 100);
 	/* zram above a file, a quarter of what is in use on the file. */
 	snprintf(buf, sizeof(buf),
-		 "%s/dev/zram0 partition 524284 30000 100\n/var/tmp/swap file 4194300 10000 -2\n",
+		 "%s/dev/zram0 partition 524284 30000 100\n/var/tmp/swap file 4194300 "
+		 "10000 -2\n",
 		 hdr);
 	assert_int_equal(swapslot_sync_share(buf), 75);
+	assert_true(swapslot_top_sync(buf));
 	/* Nothing in use yet: where swap-outs go first decides. */
 	snprintf(buf, sizeof(buf),
-		 "%s/var/tmp/swap file 4194300 0 -2\n/dev/pmem0 partition 1024 0 5\n", hdr);
+		 "%s/var/tmp/swap file 4194300 0 -2\n/dev/pmem0 partition 1024 0 5\n",
+		 hdr);
 	assert_int_equal(swapslot_sync_share(buf), 100);
 	snprintf(buf, sizeof(buf),
 		 "%s/dev/zram0 partition 1024 0 -3\n/dev/vdb partition 1024 0 10\n", hdr);
 	assert_int_equal(swapslot_sync_share(buf), 0);
+	assert_false(swapslot_top_sync(buf));
 }
 
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(decode),
-		cmocka_unit_test(type_from_swaps),
-		cmocka_unit_test(votes),
-		cmocka_unit_test(drop_runs),
+		cmocka_unit_test(decode),     cmocka_unit_test(type_from_swaps),
+		cmocka_unit_test(votes),      cmocka_unit_test(drop_runs),
 		cmocka_unit_test(sync_share),
 	};
 

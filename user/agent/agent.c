@@ -22,20 +22,22 @@
 #include "clock.h"
 #include "swapslot.h"
 
-/* The share of the swap in use on zram or pmem, from /proc/swaps; -1 if
- * unreadable. */
-static int swap_sync_pct(void)
+/* What /proc/swaps says of zram and pmem (struct leap_cost_swap). */
+static struct leap_cost_swap read_swaps(void)
 {
+	struct leap_cost_swap sw = {.sync_pct = -1};
 	char buf[8192];
 	FILE *f = fopen("/proc/swaps", "re");
 	size_t n;
 
 	if (!f)
-		return -1;
+		return sw;
 	n = fread(buf, 1, sizeof(buf) - 1, f);
 	fclose(f);
 	buf[n] = '\0';
-	return swapslot_sync_share(buf);
+	sw.sync_pct = swapslot_sync_share(buf);
+	sw.top_sync = swapslot_top_sync(buf);
+	return sw;
 }
 
 /*
@@ -72,7 +74,7 @@ int agent_init(struct agent *a, const struct agent_config *cfg)
 	a->prefetch_why = why;
 	a->next_slot = 1; /* slot 0 collects pid targets */
 	a->ra_pages = kernel_ra_pages();
-	a->sync_pct = swap_sync_pct();
+	a->swap = read_swaps();
 	leap_cost_params_default(&a->cost_params);
 	return 0;
 }
@@ -720,7 +722,7 @@ static void cost_sample(struct agent *a, struct agent_target *t,
 		leap_cost_hit(&t->cost, ev->latency_ns);
 	else
 		return;
-	if (leap_cost_update(&t->cost, &a->cost_params, ev->ts_ns, a->sync_pct))
+	if (leap_cost_update(&t->cost, &a->cost_params, ev->ts_ns, &a->swap))
 		cost_apply(a, t);
 }
 
@@ -1014,12 +1016,12 @@ static void tick_cgroups(struct agent *a)
 void agent_tick(struct agent *a, uint64_t now_ns)
 {
 	agent_drain(a, NULL);
-	a->sync_pct = swap_sync_pct();
+	a->swap = read_swaps();
 	for (int i = 0; i < a->ntargets; i++) {
 		struct agent_target *t = &a->targets[i];
 
 		if (t->cost.state == LEAP_COST_STANDBY &&
-		    leap_cost_update(&t->cost, &a->cost_params, now_ns, a->sync_pct))
+		    leap_cost_update(&t->cost, &a->cost_params, now_ns, &a->swap))
 			cost_apply(a, t);
 	}
 	disarm_if_idle(a, now_ns);

@@ -88,9 +88,9 @@ struct agent_quiet {
 struct agent {
 	struct agent_config config;
 	struct leap_cost_params cost_params;
-	/* The share of the swap in use on zram or pmem (swapslot_sync_share),
-	 * read every tick; -1 unknown. */
-	int sync_pct;
+	/* The swap devices as the cost model needs them (/proc/swaps),
+	 * read every tick. */
+	struct leap_cost_swap swap;
 	struct leap_observer *obs;
 	struct leap_table streams;
 	struct prefetcher pf;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "issuer.h"
@@ -47,13 +48,37 @@ struct issuer {
 	struct worker w[ISSUER_WORKERS_MAX];
 };
 
+/*
+ * The CPUs this process may run on.  A fixed cpu_set_t (1,024 CPUs) is
+ * refused with EINVAL where the kernel's possible CPUs are more than
+ * that (kernel/sched/syscalls.c sched_getaffinity: the mask must hold
+ * nr_cpu_ids bits), as on a 16-CPU VM with thousands of possible ones:
+ * grow the mask until it fits.
+ */
+static int usable_cpus(void)
+{
+	for (int n = 1024; n <= 1 << 20; n *= 2) {
+		cpu_set_t *set = CPU_ALLOC(n);
+		size_t size = CPU_ALLOC_SIZE(n);
+		int got = -1;
+
+		if (!set)
+			break;
+		if (sched_getaffinity(0, size, set) == 0)
+			got = CPU_COUNT_S(size, set);
+		CPU_FREE(set);
+		if (got > 0)
+			return got;
+		if (errno != EINVAL)
+			break;
+	}
+	return (int)sysconf(_SC_NPROCESSORS_ONLN);
+}
+
 unsigned issuer_default_workers(void)
 {
-	cpu_set_t set;
-	int cpus = 1;
+	int cpus = usable_cpus();
 
-	if (sched_getaffinity(0, sizeof(set), &set) == 0)
-		cpus = CPU_COUNT(&set);
 	/* Below 4 CPUs a worker only adds a hand-off to each window: the
 	 * event thread issues them (measured on 2: CPython's strided scan
 	 * 2.02 s against 1.92, Perl's 1.76 against 1.67, medians of 4). */

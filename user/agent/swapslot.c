@@ -48,13 +48,16 @@ static bool sync_device(const char *name)
 	return !strncmp(name, "/dev/zram", 9) || !strncmp(name, "/dev/pmem", 9);
 }
 
-int swapslot_sync_share(const char *text)
+/* Walks /proc/swaps: the share in use on synchronous devices, and
+ * whether the highest-priority area is one (-1 share: no area). */
+static int sync_areas(const char *text, bool *top_sync)
 {
 	const char *line = strchr(text, '\n'); /* past the header */
 	unsigned long long used_all = 0, used_sync = 0;
 	long best_prio = 0;
-	bool any = false, best_sync = false;
+	bool any = false;
 
+	*top_sync = false;
 	while (line && *++line) {
 		char name[4096], type[32];
 		unsigned long long size, used;
@@ -64,7 +67,7 @@ int swapslot_sync_share(const char *text)
 			   &prio) == 5) {
 			if (!any || prio > best_prio) {
 				best_prio = prio;
-				best_sync = sync_device(name);
+				*top_sync = sync_device(name);
 			}
 			any = true;
 			used_all += used;
@@ -75,8 +78,23 @@ int swapslot_sync_share(const char *text)
 	if (!any)
 		return -1;
 	if (!used_all)
-		return best_sync ? 100 : 0;
+		return *top_sync ? 100 : 0;
 	return (int)(used_sync * 100 / used_all);
+}
+
+int swapslot_sync_share(const char *text)
+{
+	bool top;
+
+	return sync_areas(text, &top);
+}
+
+bool swapslot_top_sync(const char *text)
+{
+	bool top;
+
+	sync_areas(text, &top);
+	return top;
 }
 
 int swapslot_vote(struct swapslot_votes *v, int cur, uint32_t type, uint64_t offset,

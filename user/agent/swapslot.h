@@ -44,6 +44,9 @@ int swapslot_type_from_swaps(const char *text, const char *dev);
  * one, else 0.  -1 when there is no swap area.
  */
 int swapslot_sync_share(const char *text);
+/* Whether the highest-priority swap area, where swap-outs go first, is on
+ * such a device. */
+bool swapslot_top_sync(const char *text);
 
 /*
  * Evidence for the device's swap type: a fault read device slot dev_off

@@ -70,7 +70,7 @@ static void stand_down(struct leap_cost *c, const struct leap_cost_params *p,
 
 /* The sample's verdict: stand down, or go on prefetching. */
 static void verdict(struct leap_cost *c, const struct leap_cost_params *p,
-		    uint64_t now_ns, int sync_pct)
+		    uint64_t now_ns, const struct leap_cost_swap *swap)
 {
 	const struct leap_cost_sample *s = &c->s;
 	bool judged;
@@ -112,13 +112,14 @@ static void verdict(struct leap_cost *c, const struct leap_cost_params *p,
 		stand_down(c, p, now_ns);
 		return;
 	}
-	if (sync_pct >= LEAP_COST_SYNC_PCT) {
+	if (swap->sync_pct >= LEAP_COST_SYNC_PCT ||
+	    (swap->top_sync && c->blocked_pct <= LEAP_COST_MAX_BLOCKED_PCT)) {
 		snprintf(c->why, sizeof(c->why),
-			 "%d%% of the swap in use is on zram or pmem: page-ins of %.1f "
-			 "us, "
-			 "%u%% of them waiting for I/O, are CPU work a prefetch cannot "
-			 "hide",
-			 sync_pct, us(c->miss_ns), c->blocked_pct);
+			 "zram or pmem holds %d%% of the swap in use and is %sfirst in "
+			 "line: page-ins of %.1f us, %u%% of them waiting for I/O, are "
+			 "CPU work a prefetch cannot hide",
+			 swap->sync_pct, swap->top_sync ? "" : "not ", us(c->miss_ns),
+			 c->blocked_pct);
 		stand_down(c, p, now_ns);
 		return;
 	}
@@ -137,7 +138,7 @@ static void verdict(struct leap_cost *c, const struct leap_cost_params *p,
 }
 
 bool leap_cost_update(struct leap_cost *c, const struct leap_cost_params *p,
-		      uint64_t now_ns, int sync_pct)
+		      uint64_t now_ns, const struct leap_cost_swap *swap)
 {
 	enum leap_cost_state was = c->state;
 
@@ -150,10 +151,10 @@ bool leap_cost_update(struct leap_cost *c, const struct leap_cost_params *p,
 		return true;
 	}
 	/* On zram or pmem one page-in says enough: the device decides. */
-	if ((sync_pct < LEAP_COST_SYNC_PCT || !c->s.misses) &&
+	if ((swap->sync_pct < LEAP_COST_SYNC_PCT || !c->s.misses) &&
 	    (c->s.misses < p->min_misses || c->s.misses + c->s.hits < p->min_events))
 		return false;
-	verdict(c, p, now_ns, sync_pct);
+	verdict(c, p, now_ns, swap);
 	memset(&c->s, 0, sizeof(c->s));
 	return c->state != was;
 }
