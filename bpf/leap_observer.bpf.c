@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// SPDX-License-Identifier: (GPL-2.0-only OR MIT)
 /*
  * leap observer: sees the page faults of watched tasks and streams them to
  * the userspace agent through a ring buffer (struct leap_event).
@@ -76,7 +76,9 @@
 #include "leap_event.h"
 #include "leap_observer.h"
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
+/* GPL-compatible for the kernel (license_is_gpl_compatible()), which the
+ * GPL-only helpers used here require; MIT like the rest of leap. */
+char LICENSE[] SEC("license") = "Dual MIT/GPL";
 
 /* Set by the loader before load: the agent's own tgid is never watched. */
 const volatile __u32 leap_agent_tgid = 0;

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: (GPL-2.0-only OR MIT) */
 /*
  * Internals shared by the BPF observer (bpf/leap_observer.bpf.c) and its
  * loader (user/observer.c) only.  The public contract, the event, target

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: (GPL-2.0-only OR MIT) */
 /*
  * The one layout shared by the BPF observer (bpf/leap_observer.bpf.c) and
  * userspace (user/).  Fixed-width fields only, no pointers, explicit padding:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # leap-agent: the daemon that runs the engine on real faults.
 AGENT_SRCS := $(wildcard user/agent/*.c)
 AGENT_OBJS := $(patsubst user/agent/%.c,$(OUTPUT)/agent/%.o,$(AGENT_SRCS))

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: MIT
 # Engine tools: the per-event cost benchmark.
 $(BIN)/leap-bench-engine: tools/leap-bench-engine.c $(LIBLEAP) $(LIB_HDRS)
 	@mkdir -p $(@D)

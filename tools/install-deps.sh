@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
 # Installs leap's build and test dependencies from Debian.  Idempotent: does
 # nothing when every package is present.  Package names only: the sources
 # are whatever this machine's apt configuration says.

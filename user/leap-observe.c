@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause)
+// SPDX-License-Identifier: MIT
 /*
  * leap-observe: prints the page-fault events the leap BPF observer sees for
  * the given processes and cgroups, libbpf-tools style, then a summary.

@@ -1,4 +1,4 @@
-/* SPDX-License-Identifier: (LGPL-2.1 OR BSD-2-Clause) */
+/* SPDX-License-Identifier: MIT */
 /*
  * leap observer loader: opens, probes, loads and attaches the BPF observer
  * (bpf/leap_observer.bpf.c), manages its targets, pins its maps under

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # leap-timeout: 300
+# SPDX-License-Identifier: MIT
 # System test of the BPF observer (bpf/leap_observer.bpf.c, user/observer.c)
 # through bin/leap-observe.  Needs root.  Sets up its own swap file on the
 # root filesystem, a cgroup v1 memory limit and a cgroup v2 directory, runs
