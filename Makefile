@@ -119,6 +119,7 @@ bench: all
 	$(MAKE) --no-print-directory bench-sim
 	$(MAKE) --no-print-directory bench-swap
 	$(MAKE) --no-print-directory bench-backend
+	$(MAKE) --no-print-directory bench-overhead
 
 check-unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
 	bash tests/run-tests $(UNIT_BINS) $(UNIT_SAN_BINS)

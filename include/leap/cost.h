@@ -18,8 +18,11 @@
  *    whatever older pages a disk below it holds) and the target's
  *    page-ins do not block (LEAP_EV_SLEPT: at most
  *    LEAP_COST_MAX_BLOCKED_PCT of them);
- *  - or nothing is worth prefetching: almost no windows asked for over
- *    many page-ins (random access).
+ *  - or leap has nothing to add: almost no page prefetched over many
+ *    page-ins of read streams (random access; or streams Linux's own
+ *    readahead serves, whose windows leap holds back or finds resident).
+ *    Page-ins of fills (a write, or zero-filled entries) do not count: a
+ *    fill asks for nothing while the scan after it may.
  * Whether the faulting thread blocked is no verdict by itself: zram's
  * page-ins blocked 0-3% here, a disk's 48-100% with one program, but 19%
  * with two on two cores, whose page-ins of a full cgroup reclaim in the
@@ -60,19 +63,19 @@ struct leap_cost_params {
 	uint32_t min_events;
 	uint64_t probe_first_ns; /* the first probe after standing down */
 	uint64_t probe_max_ns;	 /* the probe interval's cap (it doubles) */
-	/* No trend: fewer pages asked for than misses / no_trend_ratio, over
-	 * samples in a row holding at least no_trend_misses page-ins (a fill
-	 * or a phase change asks for little for a while). */
-	uint32_t no_trend_ratio;
-	uint32_t no_trend_misses;
+	/* Nothing to add: fewer pages prefetched than reads / idle_ratio,
+	 * over samples in a row holding at least idle_reads page-ins of
+	 * read streams. */
+	uint32_t idle_ratio;
+	uint32_t idle_reads;
 };
 
 #define LEAP_COST_DEFAULT_MIN_MISSES 8u
 #define LEAP_COST_DEFAULT_MIN_EVENTS 64u
 #define LEAP_COST_DEFAULT_PROBE_NS   (5ULL * 1000 * 1000 * 1000)
 #define LEAP_COST_DEFAULT_PROBE_MAX  (60ULL * 1000 * 1000 * 1000)
-#define LEAP_COST_DEFAULT_NO_TREND   100u
-#define LEAP_COST_DEFAULT_NO_TREND_N 1024u
+#define LEAP_COST_DEFAULT_IDLE_RATIO 100u
+#define LEAP_COST_DEFAULT_IDLE_READS 1024u
 /* Below this many prefetched pages, accuracy is not known yet. */
 #define LEAP_COST_JUDGED_PAGES 512u
 /* Stand down when at least this share (percent) of the swap in use lies
@@ -87,9 +90,7 @@ struct leap_cost_sample {
 	uint64_t blocked;	  /* ... that blocked (waited for I/O or a lock) */
 	uint64_t hits, hit_ns;	  /* faults on pages we prefetched */
 	uint64_t pages, page_ns;  /* pages prefetched and what they cost */
-	/* Pages the engine's windows asked for, prefetched or left to the
-	 * kernel's readahead (which serves the stream): a trend either way. */
-	uint64_t asked;
+	uint64_t reads; /* ... of read streams (not fills) */
 };
 
 struct leap_cost {
@@ -107,8 +108,7 @@ struct leap_cost {
 	uint64_t probe_at_ns; /* STANDBY: when to prefetch again */
 	uint64_t interval_ns; /* the probe interval now */
 	uint32_t streak;      /* stand-downs since the last verdict to prefetch */
-	uint64_t trendless, trendless_asked; /* page-ins and pages asked, samples in a
-						row without a trend */
+	uint64_t idle_reads, idle_pages; /* samples in a row with nothing to add */
 	uint64_t stand_downs, probes;	     /* totals */
 	char why[160]; /* the last verdict, for people; "" before the first */
 };
@@ -117,13 +117,12 @@ void leap_cost_params_default(struct leap_cost_params *p);
 void leap_cost_init(struct leap_cost *c, const struct leap_cost_params *p);
 
 /* A device page-in of a page not prefetched: entry to exit, ns; whether
- * the faulting thread blocked in it. */
-void leap_cost_miss(struct leap_cost *c, uint64_t ns, bool blocked);
+ * the faulting thread blocked in it; whether its stream reads (not a
+ * fill: no write, no zero-filled entries). */
+void leap_cost_miss(struct leap_cost *c, uint64_t ns, bool blocked, bool read);
 /* A fault on a page we prefetched, ns (reported, not judged: a hit that
  * waited for its window's read in flight says the window was late). */
 void leap_cost_hit(struct leap_cost *c, uint64_t ns);
-/* A window the engine asked for, whether prefetched or not. */
-void leap_cost_asked(struct leap_cost *c, uint32_t pages);
 /* A window of pages prefetched, and what it cost, ns. */
 void leap_cost_spent(struct leap_cost *c, uint32_t pages, uint64_t ns);
 

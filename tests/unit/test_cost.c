@@ -20,8 +20,7 @@ static void feed(struct leap_cost *c, uint32_t n, uint64_t miss_ns, uint32_t blo
 		 uint32_t pages, uint64_t page_ns, uint32_t hits)
 {
 	for (uint32_t i = 0; i < n; i++)
-		leap_cost_miss(c, miss_ns, i * 100 < n * blocked_pct);
-	leap_cost_asked(c, pages);
+		leap_cost_miss(c, miss_ns, i * 100 < n * blocked_pct, true);
 	leap_cost_spent(c, pages, (uint64_t)pages * page_ns);
 	for (uint32_t i = 0; i < hits; i++)
 		leap_cost_hit(c, 2 * US);
@@ -144,8 +143,9 @@ static void test_zram_above_a_disk(void **state)
 	assert_int_equal(c.state, LEAP_COST_PREFETCH);
 }
 
-/* Random access: the engine asks for (almost) nothing; stand down. */
-static void test_no_trend(void **state)
+/* Random access, or streams the kernel's readahead serves: almost
+ * nothing prefetched over 1,024 page-ins of read streams: stand down. */
+static void test_nothing_to_add(void **state)
 {
 	struct leap_cost_params p;
 	struct leap_cost c;
@@ -153,24 +153,34 @@ static void test_no_trend(void **state)
 
 	leap_cost_params_default(&p);
 	leap_cost_init(&c, &p);
-	/* One sample without windows is not enough (a fill, a phase change). */
+	/* One sample without windows is not enough (a phase change). */
 	feed(&c, 64, 80 * US, 100, 0, 9 * US, 0);
 	assert_false(leap_cost_update(&c, &p, 0, &disk));
 	assert_int_equal(c.state, LEAP_COST_PREFETCH);
-	/* A sample with a trend starts the count over. */
+	/* A sample with windows starts the count over. */
 	feed(&c, 64, 80 * US, 100, 64, 9 * US, 0);
 	assert_false(leap_cost_update(&c, &p, 0, &disk));
+	assert_int_equal(c.idle_reads, 0);
 	feed(&c, 1000, 80 * US, 100, 9, 9 * US, 0);
 	assert_false(leap_cost_update(&c, &p, 0, &disk));
 	feed(&c, 64, 80 * US, 100, 0, 9 * US, 0);
 	assert_true(leap_cost_update(&c, &p, 0, &disk));
 	assert_int_equal(c.state, LEAP_COST_STANDBY);
-	assert_string_equal(c.why, "no trend: 9 pages asked for in 1064 page-ins");
+	assert_string_equal(c.why, "nothing to add: 9 pages prefetched for 1064 page-ins of "
+				   "read streams (Linux's readahead, or nothing, serves "
+				   "them)");
+	/* One page for every 100 page-ins is enough to go on. */
+	leap_cost_init(&c, &p);
+	for (int i = 0; i < 4; i++) {
+		feed(&c, 1000, 80 * US, 100, 10, 9 * US, 0);
+		assert_false(leap_cost_update(&c, &p, 0, &disk));
+	}
+	assert_int_equal(c.state, LEAP_COST_PREFETCH);
 }
 
-/* Windows left to the kernel's readahead are a trend too: no stand-down
- * on a fill whose windows are all held. */
-static void test_held_windows_are_a_trend(void **state)
+/* Page-ins of fills (a write, zero-filled entries) ask for nothing while
+ * the scan after them may: they never count as nothing to add. */
+static void test_fills_do_not_count(void **state)
 {
 	struct leap_cost_params p;
 	struct leap_cost c;
@@ -178,10 +188,11 @@ static void test_held_windows_are_a_trend(void **state)
 
 	leap_cost_params_default(&p);
 	leap_cost_init(&c, &p);
-	for (int i = 0; i < 64; i++)
-		leap_cost_miss(&c, 80 * US, true);
-	leap_cost_asked(&c, 512);
-	assert_false(leap_cost_update(&c, &p, 0, &disk));
+	for (int round = 0; round < 32; round++) {
+		for (int i = 0; i < 64; i++)
+			leap_cost_miss(&c, 80 * US, true, false);
+		assert_false(leap_cost_update(&c, &p, 0, &disk));
+	}
 	assert_int_equal(c.state, LEAP_COST_PREFETCH);
 	/* Nothing prefetched: no cost, no share used to report. */
 	assert_string_equal(c.why,
@@ -217,8 +228,8 @@ int main(void)
 		cmocka_unit_test(test_zram_stands_down_and_probes),
 		cmocka_unit_test(test_unblocked_disk_prefetches),
 		cmocka_unit_test(test_zram_above_a_disk),
-		cmocka_unit_test(test_no_trend),
-		cmocka_unit_test(test_held_windows_are_a_trend),
+		cmocka_unit_test(test_nothing_to_add),
+		cmocka_unit_test(test_fills_do_not_count),
 		cmocka_unit_test(test_accuracy_is_not_judged),
 	};
 	return cmocka_run_group_tests_name("cost", tests, NULL, NULL);

@@ -9,7 +9,7 @@
 #
 #   KERNEL BTF RINGBUF BPF_LOADS HOOK MADVISE FENTRY FENTRY_ERR EVENTS
 #   PREFETCHED HITS MISSES_LEAP MISSES_OFF WALL_LEAP WALL_OFF TP_EVENTS
-#   TRACEPOINT TP_ERR OBSERVE_ONLY PASSED FAILED TOTAL
+#   TRACEPOINT TP_ERR OBSERVE_ONLY CGROUP V2_ATTACH_HITS PASSED FAILED TOTAL
 #
 # Swap: --swap-dev DEV (the guest's virtio disk: mkswap + swapon here), or
 # by default a swap file on the root filesystem from tests/lib/fixture.sh.
@@ -262,6 +262,48 @@ PY
 		"backend mode: windows of swap offsets pushed ($(wc -l <"$out/backend-pushed.txt") commands)"
 else
 	skip "backend mode: the swap is not a block device here (sys/backend-agent.t covers it)"
+fi
+
+# ---- attach to a tree, on a pure cgroup v2 layout ------------------------------------
+# Most distributions mount only cgroup2, with the memory controller: the
+# guests do (tests/vm/init), the development host is hybrid (v1 memory).
+# attach watches a parent; the workload runs in a child created after
+# attach, limited by the child's own memory.max.
+cg2=$(awk '$9 == "cgroup2" {print $5; exit}' /proc/self/mountinfo)
+if grep -qw memory "$cg2/cgroup.controllers" 2>/dev/null && [ ! -d /sys/fs/cgroup/memory ]; then
+	put CGROUP v2
+	par=$cg2/leap-vm-attach
+	fixture_register rmdir "$par/child" "$par"
+	echo +memory >"$cg2/cgroup.subtree_control" 2>/dev/null
+	mkdir -p "$par" && echo +memory >"$par/cgroup.subtree_control"
+	"$BIN/leap-agent" attach --cgroup "$par" >"$out/attach.out" 2>"$out/attach.err" &
+	apid=$!
+	fixture_track_pid "$apid"
+	for ((i = 0; i < 100; i++)); do grep -q 'attached to' "$out/attach.err" && break; sleep 0.1; done
+	mkdir "$par/child" && echo "$limit" >"$par/child/memory.max"
+	timeout -k 5 "$run_to" sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh \
+		"$par/child" "${wl[@]}" >/dev/null 2>"$out/attach-wl.err"
+	rc=$?
+	kill -INT "$apid"
+	wait "$apid"
+	arc=$?
+	ok $rc "v2 attach: workload in a child of the watched cgroup ran intact (exit $rc)" ||
+		diag "$(tail -n 3 "$out/attach-wl.err")"
+	is "$arc" 0 "v2 attach: the agent exits 0 on SIGINT" || diag "$(tail -n 5 "$out/attach.err")"
+	sum=$(grep '^leap-agent: counters:' "$out/attach.err")
+	miss=$(echo "$sum" | sed -n 's/.* swapin_misses=\([0-9]*\).*/\1/p')
+	hits=$(echo "$sum" | sed -n 's/.* hits=\([0-9]*\).*/\1/p')
+	put V2_ATTACH_HITS "${hits:-0}"
+	cmp_ok "${miss:-0}" '>' 0 "v2 attach: the child's swap-ins count for the parent's target"
+	if [ $prefetching = 1 ]; then
+		cmp_ok "${hits:-0}" '>' 0 "v2 attach: prefetched for the child, and hit (${hits:-0})"
+	else
+		skip "v2 attach: hits (this kernel refuses process_madvise WILLNEED)"
+	fi
+	rmdir "$par/child" "$par"
+else
+	put CGROUP hybrid
+	skip "v2 attach: this machine's memory controller is cgroup v1 (the guests cover v2)"
 fi
 
 # ---- the agent cleans up after itself ------------------------------------------------

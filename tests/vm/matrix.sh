@@ -55,7 +55,7 @@ row()
 {
 	local k=$1 run=$VM_CACHE/runs/$1 rc label notes
 	local KERNEL= BPF_LOADS= HOOK= EVENTS= PREFETCHED= HITS= PASSED= TOTAL= MADVISE=
-	local OBSERVE_ONLY= TRACEPOINT= FENTRY= MISSES_LEAP= MISSES_OFF=
+	local OBSERVE_ONLY= TRACEPOINT= FENTRY= MISSES_LEAP= MISSES_OFF= CGROUP= V2_ATTACH_HITS=
 	rc=$(cat "$run/status" 2>/dev/null || echo '?')
 	if [ -f "$run/out/results.env" ]; then
 		# shellcheck disable=SC1091
@@ -74,14 +74,15 @@ row()
 	124) notes+=("TIMEOUT") ;;
 	125) notes+=("guest crashed") ;;
 	esac
-	printf '| %s | %s | %s | %s | %s | %s | %s | %s/%s | %s | %s |\n' \
-		"$label" "${KERNEL:-?}" "${BPF_LOADS:-?}" "${HOOK:-?}" "${EVENTS:--}" \
+	[ "$CGROUP" = v2 ] && notes+=("attach on cgroup v2: $V2_ATTACH_HITS hits")
+	printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s/%s | %s | %s |\n' \
+		"$label" "${KERNEL:-?}" "${CGROUP:-?}" "${BPF_LOADS:-?}" "${HOOK:-?}" "${EVENTS:--}" \
 		"${PREFETCHED:--}" "${HITS:--}" "${PASSED:-0}" "${TOTAL:-?}" "${secs[$k]}s" \
 		"$(IFS=';'; echo "${notes[*]}" | sed 's/;/; /g')"
 }
 {
-	echo "| kernel | uname -r | BPF loads | hook path | events seen | prefetches issued | hits | tests passed | time | notes |"
-	echo "|---|---|---|---|---|---|---|---|---|---|"
+	echo "| kernel | uname -r | cgroups | BPF loads | hook path | events seen | prefetches issued | hits | tests passed | time | notes |"
+	echo "|---|---|---|---|---|---|---|---|---|---|---|"
 	for k in $kernels; do
 		row "$k"
 	done

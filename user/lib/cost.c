@@ -11,8 +11,8 @@ void leap_cost_params_default(struct leap_cost_params *p)
 	p->min_events = LEAP_COST_DEFAULT_MIN_EVENTS;
 	p->probe_first_ns = LEAP_COST_DEFAULT_PROBE_NS;
 	p->probe_max_ns = LEAP_COST_DEFAULT_PROBE_MAX;
-	p->no_trend_ratio = LEAP_COST_DEFAULT_NO_TREND;
-	p->no_trend_misses = LEAP_COST_DEFAULT_NO_TREND_N;
+	p->idle_ratio = LEAP_COST_DEFAULT_IDLE_RATIO;
+	p->idle_reads = LEAP_COST_DEFAULT_IDLE_READS;
 }
 
 void leap_cost_init(struct leap_cost *c, const struct leap_cost_params *p)
@@ -21,22 +21,18 @@ void leap_cost_init(struct leap_cost *c, const struct leap_cost_params *p)
 	c->interval_ns = p->probe_first_ns;
 }
 
-void leap_cost_miss(struct leap_cost *c, uint64_t ns, bool blocked)
+void leap_cost_miss(struct leap_cost *c, uint64_t ns, bool blocked, bool read)
 {
 	c->s.misses++;
 	c->s.miss_ns += ns;
 	c->s.blocked += blocked;
+	c->s.reads += read;
 }
 
 void leap_cost_hit(struct leap_cost *c, uint64_t ns)
 {
 	c->s.hits++;
 	c->s.hit_ns += ns;
-}
-
-void leap_cost_asked(struct leap_cost *c, uint32_t pages)
-{
-	c->s.asked += pages;
 }
 
 void leap_cost_spent(struct leap_cost *c, uint32_t pages, uint64_t ns)
@@ -97,18 +93,18 @@ static void verdict(struct leap_cost *c, const struct leap_cost_params *p,
 	c->blocked_pct = (uint32_t)(c->blocked_seen * 100 / c->misses_seen);
 	c->misses_seen /= 2;
 	c->blocked_seen /= 2;
-	if (s->asked * p->no_trend_ratio < s->misses) {
-		c->trendless += s->misses;
-		c->trendless_asked += s->asked;
+	if (s->pages * p->idle_ratio < s->reads) {
+		c->idle_reads += s->reads;
+		c->idle_pages += s->pages;
 	} else {
-		c->trendless = c->trendless_asked = 0;
+		c->idle_reads = c->idle_pages = 0;
 	}
-	if (c->trendless >= p->no_trend_misses) {
+	if (c->idle_reads >= p->idle_reads) {
 		snprintf(c->why, sizeof(c->why),
-			 "no trend: %llu pages asked for in %llu page-ins",
-			 (unsigned long long)c->trendless_asked,
-			 (unsigned long long)c->trendless);
-		c->trendless = c->trendless_asked = 0;
+			 "nothing to add: %llu pages prefetched for %llu page-ins of read "
+			 "streams (Linux's readahead, or nothing, serves them)",
+			 (unsigned long long)c->idle_pages, (unsigned long long)c->idle_reads);
+		c->idle_reads = c->idle_pages = 0;
 		stand_down(c, p, now_ns);
 		return;
 	}
