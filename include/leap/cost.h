@@ -90,7 +90,7 @@ struct leap_cost_sample {
 	uint64_t blocked;	  /* ... that blocked (waited for I/O or a lock) */
 	uint64_t hits, hit_ns;	  /* faults on pages we prefetched */
 	uint64_t pages, page_ns;  /* pages prefetched and what they cost */
-	uint64_t reads; /* ... of read streams (not fills) */
+	uint64_t reads;		  /* ... of read streams (not fills) */
 };
 
 struct leap_cost {
@@ -109,7 +109,7 @@ struct leap_cost {
 	uint64_t interval_ns; /* the probe interval now */
 	uint32_t streak;      /* stand-downs since the last verdict to prefetch */
 	uint64_t idle_reads, idle_pages; /* samples in a row with nothing to add */
-	uint64_t stand_downs, probes;	     /* totals */
+	uint64_t stand_downs, probes;	 /* totals */
 	char why[160]; /* the last verdict, for people; "" before the first */
 };
 

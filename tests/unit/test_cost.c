@@ -166,9 +166,10 @@ static void test_nothing_to_add(void **state)
 	feed(&c, 64, 80 * US, 100, 0, 9 * US, 0);
 	assert_true(leap_cost_update(&c, &p, 0, &disk));
 	assert_int_equal(c.state, LEAP_COST_STANDBY);
-	assert_string_equal(c.why, "nothing to add: 9 pages prefetched for 1064 page-ins of "
-				   "read streams (Linux's readahead, or nothing, serves "
-				   "them)");
+	assert_string_equal(c.why,
+			    "nothing to add: 9 pages prefetched for 1064 page-ins of "
+			    "read streams (Linux's readahead, or nothing, serves "
+			    "them)");
 	/* One page for every 100 page-ins is enough to go on. */
 	leap_cost_init(&c, &p);
 	for (int i = 0; i < 4; i++) {

@@ -100,10 +100,12 @@ static void verdict(struct leap_cost *c, const struct leap_cost_params *p,
 		c->idle_reads = c->idle_pages = 0;
 	}
 	if (c->idle_reads >= p->idle_reads) {
-		snprintf(c->why, sizeof(c->why),
-			 "nothing to add: %llu pages prefetched for %llu page-ins of read "
-			 "streams (Linux's readahead, or nothing, serves them)",
-			 (unsigned long long)c->idle_pages, (unsigned long long)c->idle_reads);
+		snprintf(
+			c->why, sizeof(c->why),
+			"nothing to add: %llu pages prefetched for %llu page-ins of read "
+			"streams (Linux's readahead, or nothing, serves them)",
+			(unsigned long long)c->idle_pages,
+			(unsigned long long)c->idle_reads);
 		c->idle_reads = c->idle_pages = 0;
 		stand_down(c, p, now_ns);
 		return;
