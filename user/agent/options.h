@@ -47,7 +47,7 @@ struct agent_opts {
 /* Defaults: nothing given. */
 #define AGENT_OPTS_INIT                                                                  \
 	{                                                                                \
-		.policy = -1, .cold_behind = -1                                          \
+		.policy = -1, .cold_behind = -1, .workers = -1                           \
 	}
 
 /*

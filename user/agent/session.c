@@ -169,14 +169,36 @@ static int start_observer(struct agent *a, const struct agent_opts *o)
 	return 0;
 }
 
+/* Whether the config sets a pages-per-second budget anywhere. */
+static bool config_has_budget(const struct agent_config *c)
+{
+	if (c->prefetch_rate || c->def.prefetch_rate)
+		return true;
+	for (int i = 0; i < c->ncgroups; i++)
+		if (c->cgroups[i].policy.prefetch_rate)
+			return true;
+	return false;
+}
+
 /* The workers that issue windows: --workers, else [agent] workers, else a
- * quarter of the CPUs (issuer.h). */
+ * quarter of the CPUs (issuer.h).  Budgets are the workers' to keep: a
+ * config with one and no workers asked for gets one. */
 static int start_issuer(struct agent *a, const struct agent_opts *o)
 {
+	bool budget = config_has_budget(&a->config);
 	unsigned n = o->workers >= 0			       ? (unsigned)o->workers
 		     : a->config.workers == AGENT_WORKERS_AUTO ? issuer_default_workers()
 							       : a->config.workers;
-	int rc = agent_start_issuer(a, n);
+	int rc;
+
+	if (n == 0 && budget) {
+		if (o->workers < 0 && a->config.workers == AGENT_WORKERS_AUTO)
+			n = 1;
+		else
+			fprintf(stderr, "leap-agent: warning: prefetch_rate is kept by "
+					"the workers; with none it is not applied\n");
+	}
+	rc = agent_start_issuer(a, n);
 
 	if (rc)
 		fprintf(stderr, "leap-agent: cannot start %u prefetch workers: %s\n", n,

@@ -276,11 +276,7 @@ int mc_lane_request_(struct mc_lane *l, build_fn build, attempt_fn try_fn, void 
 		}
 		if (rc == -EINVAL || leap_now_ms() + backoff >= deadline)
 			break;
-		if (attempt++ == 0)
-			mc_log(mc, "%s; retrying for up to %d ms", err, mc->cfg.retry_ms);
-		COUNT(mc, retries, 1);
-		nanosleep(&(struct timespec){0, backoff * 1000000L}, NULL);
-		backoff = backoff * 2 > 500 ? 500 : backoff * 2;
+		mc_retry_wait(mc, &attempt, &backoff, err);
 	}
 	mc_srv_mark_down(s, start, err);
 	return rc < 0 ? rc : -EIO;

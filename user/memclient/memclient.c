@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -39,6 +40,15 @@ int mc_check_range(struct leap_mc *mc, uint64_t off, size_t len)
 	    len / LEAP_WIRE_PAGE_SIZE > mc->cfg.dev_pages - off / LEAP_WIRE_PAGE_SIZE)
 		return -EINVAL;
 	return 0;
+}
+
+void mc_retry_wait(struct leap_mc *mc, int *attempt, int *backoff_ms, const char *err)
+{
+	if ((*attempt)++ == 0)
+		mc_log(mc, "%s; retrying for up to %d ms", err, mc->cfg.retry_ms);
+	COUNT(mc, retries, 1);
+	nanosleep(&(struct timespec){0, *backoff_ms * 1000000L}, NULL);
+	*backoff_ms = *backoff_ms * 2 > 500 ? 500 : *backoff_ms * 2;
 }
 
 void mc_log_io_error(struct leap_mc *mc, const char *what, uint64_t pg, const char *why)

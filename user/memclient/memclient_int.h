@@ -157,6 +157,10 @@ struct srv_io {
 int mc_check_range(struct leap_mc *mc, uint64_t off, size_t len);
 void mc_log_io_error(struct leap_mc *mc, const char *what, uint64_t pg, const char *why);
 
+/* Before a request's next attempt: logs the first retry, counts it, and
+ * sleeps backoff ms, doubling it up to 500 ms for the next one. */
+void mc_retry_wait(struct leap_mc *mc, int *attempt, int *backoff_ms, const char *err);
+
 /* conn.c */
 void mc_lane_disconnect(struct mc_lane *l);
 int mc_lane_roundtrip(struct mc_lane *l, struct iovec *iov, int iovcnt, uint64_t id,

@@ -110,11 +110,7 @@ int mc_srv_pipe_call(struct mc_server *s, struct mc_pipe_req *r)
 		}
 		if (leap_now_ms() + backoff >= deadline)
 			break;
-		if (attempt++ == 0)
-			mc_log(mc, "%s; retrying for up to %d ms", err, mc->cfg.retry_ms);
-		COUNT(mc, retries, 1);
-		nanosleep(&(struct timespec){0, backoff * 1000000L}, NULL);
-		backoff = backoff * 2 > 500 ? 500 : backoff * 2;
+		mc_retry_wait(mc, &attempt, &backoff, err);
 	}
 	mc_srv_mark_down(s, start, err);
 	return rc < 0 ? rc : -EIO;
