@@ -376,7 +376,7 @@ cpu = g("agent_cpu_us_per_event")
 ph = ";".join(f"{k}={v:.4f}" for k, v in phases.items())
 print(",".join(str(x) for x in [
     p, pct, lim, row, rep, status, f"{float(wall):.4f}", ph,
-    a.get("swapin_misses", miss), g("prefetched"), g("hits"), g("prefetch_wasted"),
+    a.get("major_faults", a.get("swapin_misses", miss)), g("prefetched"), g("hits"), g("prefetch_wasted"),
     f"{g('accuracy'):.4f}", f"{g('coverage'):.4f}", f"{user:.3f}",
     f"{max(cpu - user, 0):.3f}", f"{g('agent_own_cpu_us_per_event'):.3f}",
     f"{g('bpf_ns_per_fault'):.0f}",

@@ -61,6 +61,8 @@ miss_off=$(jf "$tmp/off.json" swapin_misses)
 miss_leap=$(jf "$tmp/leap.json" swapin_misses)
 cmp_ok "$miss_off" '>' 10000 "without Leap the stride workload misses ($miss_off)"
 cmp_ok $((miss_leap * 3)) '<' "$miss_off" "with Leap swap-in misses fall at least 3x ($miss_leap vs $miss_off)"
+cmp_ok "$(jf "$tmp/off.json" major_faults)" '>=' "$miss_off" \
+	"JSON major_faults (the cgroup's pgmajfault) counts the swap-in misses and more"
 cmp_ok "$(pct "$tmp/leap.json" accuracy)" '>=' 50 "accuracy >= 50% ($(jf "$tmp/leap.json" accuracy))"
 cmp_ok "$(jf "$tmp/leap.json" events_dropped)" '==' 0 "no events dropped at the default ring size"
 

@@ -203,6 +203,13 @@ int run_cgroup_oom_kills(const struct run_cgroup *cg, uint64_t *kills)
 	return read_keyed(cg->v2, "memory.events", "oom_kill", kills);
 }
 
+int run_cgroup_major_faults(const struct run_cgroup *cg, uint64_t *faults)
+{
+	if (cg->v1_mem[0])
+		return read_keyed(cg->v1_mem, "memory.stat", "pgmajfault", faults);
+	return read_keyed(cg->v2, "memory.stat", "pgmajfault", faults);
+}
+
 /* Kills every task listed in dir/cgroup.procs; returns how many were left. */
 static int kill_all(const char *dir)
 {

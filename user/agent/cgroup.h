@@ -33,6 +33,10 @@ int run_cgroup_enter(const struct run_cgroup *cg, pid_t pid);
  * does not count them (v1 before 4.13).
  */
 int run_cgroup_oom_kills(const struct run_cgroup *cg, uint64_t *kills);
+/* Major faults of the command's cgroup (memory.stat pgmajfault: every one,
+ * whether or not the fault hooks were on); a negative errno where the
+ * memory controller gives none. */
+int run_cgroup_major_faults(const struct run_cgroup *cg, uint64_t *faults);
 /* Kills what is left inside, then removes the directories. */
 void run_cgroup_destroy(struct run_cgroup *cg);
 

@@ -132,7 +132,7 @@ static void report(struct session *s, const struct agent_policy *pol,
 {
 	const struct agent_opts *o = s->o;
 	json_object *sum = session_summary(s);
-	uint64_t oom_kills = 0;
+	uint64_t oom_kills = 0, majflt = 0;
 	bool oom_known = run_cgroup_oom_kills(cg, &oom_kills) == 0;
 
 	if (oom_known && oom_kills)
@@ -144,6 +144,8 @@ static void report(struct session *s, const struct agent_policy *pol,
 	if (oom_known)
 		json_object_object_add(sum, "oom_kills",
 				       json_object_new_uint64(oom_kills));
+	if (run_cgroup_major_faults(cg, &majflt) == 0)
+		json_object_object_add(sum, "major_faults", json_object_new_uint64(majflt));
 	summary_print(stderr, sum);
 	if (o->json_path &&
 	    json_object_to_file_ext(o->json_path, sum, JSON_C_TO_STRING_PRETTY))
