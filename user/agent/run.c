@@ -145,7 +145,8 @@ static void report(struct session *s, const struct agent_policy *pol,
 		json_object_object_add(sum, "oom_kills",
 				       json_object_new_uint64(oom_kills));
 	if (run_cgroup_major_faults(cg, &majflt) == 0)
-		json_object_object_add(sum, "major_faults", json_object_new_uint64(majflt));
+		json_object_object_add(sum, "major_faults",
+				       json_object_new_uint64(majflt));
 	summary_print(stderr, sum);
 	if (o->json_path &&
 	    json_object_to_file_ext(o->json_path, sum, JSON_C_TO_STRING_PRETTY))
