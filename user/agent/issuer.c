@@ -42,6 +42,7 @@ struct issuer {
 	struct window_job *free_jobs;
 	struct window_job jobs[ISSUER_JOBS];
 	struct issuer_counters c;
+	issuer_issue_fn issue;
 	issuer_done_fn done;
 	void *ctx;
 	unsigned nworkers;
@@ -196,6 +197,7 @@ static void *worker_main(void *arg)
 			pthread_cond_wait(&q->wake, &q->lock);
 			continue;
 		}
+		q->c.in_hand++;
 		coalesce(q, j);
 		want = j->n;
 		trim_stale(j);
@@ -213,7 +215,7 @@ static void *worker_main(void *arg)
 
 		cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		if (j->n)
-			rc = prefetch_pages(&w->pf, j->tgid, j->pages, j->n, j->marker);
+			rc = q->issue(&w->pf, j->tgid, j->pages, j->n, j->marker);
 		if (q->done)
 			q->done(q->ctx, j, rc, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
 
@@ -221,6 +223,7 @@ static void *worker_main(void *arg)
 		if (j->n)
 			q->c.issued++;
 		w->busy_ns += mono_ns() - t0;
+		q->c.in_hand--;
 		put_job(q, j);
 	}
 	pthread_mutex_unlock(&q->lock);
@@ -245,6 +248,7 @@ struct issuer *issuer_start(const struct issuer_config *cfg)
 		put_job(q, &q->jobs[i]);
 	q->host_budget.rate = cfg->host_rate;
 	q->host_budget.tokens = cfg->host_rate;
+	q->issue = cfg->issue ? cfg->issue : prefetch_pages;
 	q->done = cfg->done;
 	q->ctx = cfg->ctx;
 	for (unsigned i = 0; i < cfg->workers && !err; i++) {

@@ -50,6 +50,10 @@ struct window_job {
 	uint64_t pages[LEAP_PREFETCH_MAX_PAGES];
 };
 
+/* Issues one window (prefetch_pages' contract); tests give their own. */
+typedef int (*issuer_issue_fn)(struct prefetcher *pf, uint32_t tgid, uint64_t *pages,
+			       uint32_t n, uint64_t marker);
+
 /* Called by a worker once a job is issued (or found all stale: rc 0). */
 typedef void (*issuer_done_fn)(void *ctx, const struct window_job *job, int rc,
 			       uint64_t cpu_ns);
@@ -66,6 +70,7 @@ struct issuer_counters {
 	uint64_t max_depth;    /* windows queued at once, at most */
 	uint64_t busy_ns;      /* worker time spent issuing, all workers */
 	uint64_t depth;	       /* windows queued now */
+	uint64_t in_hand;      /* windows a worker has taken and not finished */
 };
 
 struct issuer;
@@ -76,6 +81,7 @@ struct issuer_config {
 	/* Each worker's prefetcher starts as a copy of this one's settings
 	 * (map fds, the issued array; its own process cache). */
 	const struct prefetcher *like;
+	issuer_issue_fn issue; /* NULL: prefetch_pages */
 	issuer_done_fn done;
 	void *ctx;
 };
