@@ -32,7 +32,7 @@ static struct {
 		uint32_t tgid, n;
 		uint64_t first, marker;
 	} call[CALLS_MAX];
-} fake = { .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
+} fake = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
 
 static int fake_issue(struct prefetcher *pf, uint32_t tgid, uint64_t *pages, uint32_t n,
 		      uint64_t marker)
@@ -114,8 +114,9 @@ static struct issuer *start(unsigned workers, double host_rate)
 	return q;
 }
 
-static void submit(struct issuer *q, uint32_t slot, uint32_t tgid, uint64_t first, uint32_t n,
-		   int dir, const uint64_t *progress, const uint32_t *progress_tgid)
+static void submit(struct issuer *q, uint32_t slot, uint32_t tgid, uint64_t first,
+		   uint32_t n, int dir, const uint64_t *progress,
+		   const uint32_t *progress_tgid)
 {
 	static struct window_job j; /* pages[] is 8 KiB: not on the stack */
 
@@ -220,10 +221,10 @@ static void test_stale_windows_trimmed(void **state)
 	gate(true);
 	submit(q, 0, 99, 9000, 1, 1, NULL, NULL);
 	wait_entered(1);
-	submit(q, 1, 42, 100, 8, 1, &progress, &progress_tgid);	  /* 100..107 */
-	submit(q, 2, 43, 90, 8, 1, &progress, &progress_tgid);	  /* all behind, tgid 42's */
+	submit(q, 1, 42, 100, 8, 1, &progress, &progress_tgid); /* 100..107 */
+	submit(q, 2, 43, 90, 8, 1, &progress, &progress_tgid); /* all behind, tgid 42's */
 	submit(q, 3, 42, 106, 8, -1, &progress, &progress_tgid); /* 106..99 going down */
-	submit(q, 4, 42, 10, 8, 1, &progress, &progress_tgid);	  /* all behind */
+	submit(q, 4, 42, 10, 8, 1, &progress, &progress_tgid);	 /* all behind */
 	gate(false);
 	wait_drained(q, &c);
 	assert_int_equal(fake.n, 4);
