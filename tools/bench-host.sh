@@ -1,34 +1,41 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # bench-host: leap on a host, not a program: N CPython strided scans
-# (tools/real/pyscan.py, 256 MiB each, data checked) at once in one cgroup
-# of N x 64 MiB under `leap-agent run`, rows interleaved:
-#   off      --policy off (the same cgroup and observer, no prefetch):
-#            Linux's readahead alone
-#   leap     --policy leap, the default workers
-#   leap-wK  --policy leap --workers K (each K of --workers)
-# Reports the whole run's wall time (the slowest program's), its median
-# over --reps and the ratio off / row, with the agent's prefetches, hits,
-# late prefetches, reaction p99 and its queue's drops.  Needs root, swap,
-# python3; no jq (a machine without a package registry runs it too).
+# (tools/real/pyscan.py, 256 MiB each, data checked) at once, in one of
+# two layouts (--layout, either or both):
+#   one       one cgroup of N x 64 MiB under `leap-agent run`;
+#   siblings  N sibling cgroups of 64 MiB each under one parent, the
+#             parent watched by one `leap-agent attach --cgroup` (cgroup
+#             v2 memory.max, or the v1 controller's limit on a hybrid host)
+# and these rows, interleaved:
+#   off      Linux's readahead alone: --policy off under run (the same
+#            cgroup and observer, no prefetch); no agent at all in siblings
+#   leap     leap, the default workers
+#   leap-wK  leap with --workers K (each K of --workers)
+# Reports the whole run's wall time (from the programs' start to the last
+# one's end), its median over --reps and the ratio off / row, with the
+# agent's prefetches, hits, late prefetches, reaction p99 and its queue's
+# drops.  Needs root, swap, python3; no jq (a machine without a package
+# registry runs it too).
 #
 #   tools/bench-host.sh [--n "1 2 4 8"] [--reps 3] [--workers "0 4"] [--mib 256]
-#                       [--pattern stride:16] [--out FILE.csv]
+#                       [--layout "one siblings"] [--pattern stride:16] [--out FILE.csv]
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 AGENT=${AGENT:-$root/bin/leap-agent}
 PY=${PY:-python3}
-ns="1 2 4 8" reps=3 workers= mib=256 pattern=stride:16 out=
+ns="1 2 4 8" reps=3 workers= mib=256 pattern=stride:16 out= layouts=one
 while [ $# -gt 0 ]; do
 	case $1 in
 	--n) ns=$2; shift 2 ;;
 	--reps) reps=$2; shift 2 ;;
 	--workers) workers=$2; shift 2 ;;
 	--mib) mib=$2; shift 2 ;;
+	--layout) layouts=$2; shift 2 ;;
 	--pattern) pattern=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	-h | --help) sed -n '3,18p' "$0"; exit 0 ;;
+	-h | --help) sed -n '3,25p' "$0"; exit 0 ;;
 	*) echo "bench-host: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -36,15 +43,70 @@ done
 [ -x "$AGENT" ] || { echo "bench-host: $AGENT not built" >&2; exit 2; }
 awk 'NR > 1' /proc/swaps | grep -q . || { echo "bench-host: no swap on" >&2; exit 2; }
 [ -n "$out" ] || { mkdir -p "$root/bench/out" && out=$root/bench/out/host-$(date +%Y%m%d-%H%M%S).csv; }
+for l in $layouts; do
+	case $l in
+	one | siblings) ;;
+	*) echo "bench-host: --layout takes one and/or siblings, not '$l'" >&2; exit 2 ;;
+	esac
+done
 tmp=$(mktemp -d /tmp/leap-bench-host.XXXXXX)
-trap 'rm -rf "$tmp"' EXIT
+agent_pid=
+# The siblings' cgroups: v2 directories (memory.max where the v2 hierarchy
+# has the memory controller), and v1 ones for the limit on a hybrid host.
+cg_name=leap-bench-host-$$
+if [ -f /sys/fs/cgroup/cgroup.controllers ]; then
+	cg2=/sys/fs/cgroup/$cg_name cg1=
+else
+	cg2=/sys/fs/cgroup/unified/$cg_name cg1=/sys/fs/cgroup/memory/$cg_name
+fi
+cg_remove() {
+	local d i
+	for d in "$cg2"/c* ${cg1:+"$cg1"/c*} "$cg2" ${cg1:+"$cg1"}; do
+		[ -d "$d" ] || continue
+		for i in $(seq 50); do
+			# shellcheck disable=SC2046
+			kill -KILL $(cat "$d/cgroup.procs" 2>/dev/null) 2>/dev/null
+			rmdir "$d" 2>/dev/null && break
+			sleep 0.1
+		done
+	done
+}
+cleanup() {
+	[ -n "$agent_pid" ] && kill -INT "$agent_pid" 2>/dev/null && wait "$agent_pid"
+	cg_remove
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
 rows="off leap"
 for w in $workers; do rows="$rows leap-w$w"; done
-echo "n,row,rep,wall_s,prefetched,hits,late,reaction_p99_us,stale,overflow,bad" >"$out"
+echo "layout,n,row,rep,wall_s,prefetched,hits,late,reaction_p99_us,stale,overflow,bad" >"$out"
 
-# One run of N programs under row $2; appends a CSV line.
-run() {
+# Appends the CSV line of one run: the agent's JSON (none: no agent) and
+# the programs' own verdicts (pyscan.py's last line).
+record() {
+	"$PY" - "$tmp/run.json" "$@" "$tmp" >>"$out" <<'EOF'
+import glob, json, os, sys
+js, layout, n, row, rep, wall, tmp = sys.argv[1:]
+a = json.load(open(js)) if os.path.exists(js) else {}
+if wall == "-":
+    wall = a.get("wall_s", 0)
+bad = 0
+for f in glob.glob(tmp + "/p*.out"):
+    try:
+        bad += json.loads(open(f).read().strip().splitlines()[-1])["bad"]
+    except Exception:
+        bad += 1
+print(",".join(str(x) for x in (layout, n, row, rep, wall, a.get("prefetched", 0),
+    a.get("hits", 0), a.get("late_prefetches", 0), a.get("reaction_p99_us", 0),
+    a.get("windows_stale", 0), a.get("windows_overflow", 0), bad)))
+EOF
+	rm -f "$tmp"/p*.out "$tmp/run.json"
+}
+
+# One run of N programs in one cgroup under `leap-agent run`, row $2.
+run_one() {
 	local n=$1 row=$2 rep=$3 policy=leap wargs=()
 	case $row in
 	off) policy=off ;;
@@ -56,49 +118,129 @@ run() {
 			for i in $(seq "$n"); do "$py" "$prog" "$mib" "$pat" >"$tmp/p$i.out" & done
 			wait' sh "$n" "$PY" "$root/tools/real/pyscan.py" "$mib" "$pattern" "$tmp" \
 		>/dev/null 2>"$tmp/run.err"
-	"$PY" - "$tmp/run.json" "$n" "$row" "$rep" "$tmp" >>"$out" <<'EOF'
-import glob, json, sys
-js, n, row, rep, tmp = sys.argv[1:]
-a = json.load(open(js))
-bad = 0
-for f in glob.glob(tmp + "/p*.out"):
-    try:
-        bad += json.loads(open(f).read().strip().splitlines()[-1])["bad"]
-    except Exception:
-        bad += 1
-print(",".join(str(x) for x in (n, row, rep, a["wall_s"], a["prefetched"], a["hits"],
-    a["late_prefetches"], a["reaction_p99_us"], a.get("windows_stale", 0),
-    a.get("windows_overflow", 0), bad)))
-EOF
-	rm -f "$tmp"/p*.out
+	record one "$n" "$row" "$rep" -
 }
 
-echo "bench-host: $(uname -r), $(nproc) CPUs, $mib MiB $pattern per program, reps $reps"
+# One run of N programs in N sibling cgroups, the parent watched by one
+# `leap-agent attach` (no agent for off), row $2.
+run_siblings() {
+	local n=$1 row=$2 rep=$3 wargs=() i t0 t1 pids=()
+	case $row in
+	leap-w*) wargs=(--workers "${row#leap-w}") ;;
+	esac
+	mkdir -p "$cg2" ${cg1:+"$cg1"} || exit 1
+	if [ -z "$cg1" ]; then
+		grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
+			echo +memory >/sys/fs/cgroup/cgroup.subtree_control || exit 1
+		echo +memory >"$cg2/cgroup.subtree_control" || exit 1
+	fi
+	for i in $(seq "$n"); do
+		mkdir "$cg2/c$i" || exit 1
+		if [ -n "$cg1" ]; then
+			mkdir "$cg1/c$i" && echo 64M >"$cg1/c$i/memory.limit_in_bytes" &&
+				echo 60 >"$cg1/c$i/memory.swappiness" || exit 1
+		else
+			echo 64M >"$cg2/c$i/memory.max" || exit 1
+		fi
+	done
+	if [ "$row" != off ]; then
+		"$AGENT" attach --cgroup "$cg2" "${wargs[@]}" --json "$tmp/run.json" \
+			>/dev/null 2>"$tmp/run.err" &
+		agent_pid=$!
+		for i in $(seq 100); do
+			grep -q "attached to" "$tmp/run.err" && break
+			kill -0 "$agent_pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		grep -q "attached to" "$tmp/run.err" || {
+			echo "bench-host: the agent did not attach:" >&2
+			cat "$tmp/run.err" >&2
+			exit 1
+		}
+	fi
+	t0=$(date +%s%N)
+	for i in $(seq "$n"); do
+		# shellcheck disable=SC2016 # $$ and $1 are the child shell's
+		sh -c 'for f in "$1" "$2"; do [ -z "$f" ] || echo $$ >"$f/cgroup.procs"; done
+			shift 2; exec "$@"' sh "$cg2/c$i" "${cg1:+$cg1/c$i}" \
+			"$PY" "$root/tools/real/pyscan.py" "$mib" "$pattern" >"$tmp/p$i.out" &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
+	t1=$(date +%s%N)
+	if [ -n "$agent_pid" ]; then
+		kill -INT "$agent_pid"
+		wait "$agent_pid"
+		agent_pid=
+	fi
+	cg_remove
+	record siblings "$n" "$row" "$rep" "$(awk -v a="$t0" -v b="$t1" \
+		'BEGIN { printf "%.3f", (b - a) / 1e9 }')"
+}
+
+echo "bench-host: $(uname -r), $(nproc) CPUs, $mib MiB $pattern per program," \
+	"reps $reps, layouts $layouts"
 for rep in $(seq "$reps"); do
 	for n in $ns; do
-		for row in $rows; do
-			run "$n" "$row" "$rep"
+		for layout in $layouts; do
+			for row in $rows; do
+				"run_$layout" "$n" "$row" "$rep"
+			done
 		done
 	done
 done
 
-"$PY" - "$out" <<'EOF'
-import csv, statistics, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
+"$PY" - "$out" "$(uname -r), $(nproc) CPUs, $(awk 'NR > 1 {printf "%s ", $2}' /proc/swaps)swap" <<'EOF'
+import csv, statistics, subprocess, sys
+out, machine = sys.argv[1:]
+rows = list(csv.DictReader(open(out)))
 def med(xs):
     return statistics.median(xs) if xs else float("nan")
-print("%-3s %-9s %8s %7s %9s %9s %8s %9s %7s %8s %4s" % ("n", "row", "wall_s", "vs_off",
-      "prefetch", "hits", "late", "p99_us", "stale", "overflow", "bad"))
-for n in sorted({int(r["n"]) for r in rows}):
-    g = [r for r in rows if int(r["n"]) == n]
+gain = {}  # (layout, row) -> [(n, off / row)]
+print("%-8s %-3s %-9s %8s %7s %9s %9s %8s %9s %7s %8s %4s" % ("layout", "n", "row",
+      "wall_s", "vs_off", "prefetch", "hits", "late", "p99_us", "stale", "overflow", "bad"))
+for layout, n in sorted({(r["layout"], int(r["n"])) for r in rows}):
+    g = [r for r in rows if r["layout"] == layout and int(r["n"]) == n]
     off = med([float(r["wall_s"]) for r in g if r["row"] == "off"])
     for row in dict.fromkeys(r["row"] for r in g):
         h = [r for r in g if r["row"] == row]
         w = med([float(r["wall_s"]) for r in h])
-        print("%-3d %-9s %8.2f %7.2f %9d %9d %8d %9.0f %7d %8d %4d" % (n, row, w, off / w,
+        if row != "off":
+            gain.setdefault((layout, row), []).append((n, off / w))
+        print("%-8s %-3d %-9s %8.2f %7.2f %9d %9d %8d %9.0f %7d %8d %4d" % (layout, n, row, w, off / w,
               med([int(r["prefetched"]) for r in h]), med([int(r["hits"]) for r in h]),
               med([int(r["late"]) for r in h]), med([float(r["reaction_p99_us"]) for r in h]),
               med([int(r["stale"]) for r in h]), med([int(r["overflow"]) for r in h]),
               sum(int(r["bad"]) for r in h)))
+
+# The gain against N, one line per layout and row (gnuplot, if installed).
+if gain:
+    dat = out.rsplit(".", 1)[0] + "-gain.dat"
+    png = out.rsplit(".", 1)[0] + "-gain.png"
+    with open(dat, "w") as f:
+        for (layout, row), pts in gain.items():
+            f.write(f"# {layout} {row}\n")
+            for n, g in pts:
+                f.write(f"{n} {g:.3f}\n")
+            f.write("\n\n")
+    plots = ", ".join(f"'{dat}' index {i} with linespoints lw 2 title '{layout}, {row}'"
+                      for i, (layout, row) in enumerate(gain))
+    script = f"""
+set terminal pngcairo size 800,480 noenhanced
+set output '{png}'
+set logscale x 2
+set xlabel 'programs at once (N)'
+set ylabel 'gain over Linux readahead (x)'
+set grid
+set key top right
+set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 2
+set title "N CPython strided scans at once, median off / median row\\n{machine}"
+plot {plots}
+"""
+    try:
+        subprocess.run(["gnuplot"], input=script, text=True, check=True, capture_output=True)
+        print(f"bench-host: plot in {png}")
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"bench-host: no plot ({e})", file=sys.stderr)
 EOF
 echo "bench-host: runs in $out"

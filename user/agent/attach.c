@@ -15,6 +15,7 @@ enum {
 	OPT_CGROUP_EXACT = 2000,
 	OPT_METRICS_TEXTFILE,
 	OPT_KEEP_RUNNING,
+	OPT_JSON,
 };
 
 static const struct argp_option attach_opts[] = {
@@ -28,6 +29,8 @@ static const struct argp_option attach_opts[] = {
 	 "Write Prometheus metrics to PATH every second, atomically (for "
 	 "node_exporter's textfile collector)",
 	 0},
+	{"json", OPT_JSON, "PATH", 0,
+	 "Write a JSON summary to PATH when the agent stops (as run --json)", 0},
 	{"pid", 'p', "PID", 0, "Watch this process (repeatable)", 0},
 	{"keep-running", OPT_KEEP_RUNNING, NULL, 0,
 	 "Stay attached when there is nothing (left) to watch: the service's form, "
@@ -69,6 +72,9 @@ static error_t parse_attach(int key, char *arg, struct argp_state *state)
 		return 0;
 	case OPT_KEEP_RUNNING:
 		o->keep_running = true;
+		return 0;
+	case OPT_JSON:
+		o->json_path = arg;
 		return 0;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
@@ -178,6 +184,7 @@ int do_attach(int argc, char **argv)
 	session_loop(&s, 0, NULL);
 	sum = session_summary(&s);
 	summary_print(stderr, sum);
+	summary_write(o.json_path, sum);
 	json_object_put(sum);
 	rc = 0;
 out:

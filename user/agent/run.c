@@ -148,10 +148,7 @@ static void report(struct session *s, const struct agent_policy *pol,
 		json_object_object_add(sum, "major_faults",
 				       json_object_new_uint64(majflt));
 	summary_print(stderr, sum);
-	if (o->json_path &&
-	    json_object_to_file_ext(o->json_path, sum, JSON_C_TO_STRING_PRETTY))
-		fprintf(stderr, "leap-agent: cannot write %s: %s\n", o->json_path,
-			json_util_get_last_err());
+	summary_write(o->json_path, sum);
 	json_object_put(sum);
 }
 

@@ -139,3 +139,10 @@ void summary_print(FILE *f, json_object *o)
 		get_double(o, "reaction_p50_us"), get_double(o, "reaction_p99_us"));
 	agent_counters_line(f, o);
 }
+
+void summary_write(const char *path, json_object *o)
+{
+	if (path && json_object_to_file_ext(path, o, JSON_C_TO_STRING_PRETTY))
+		fprintf(stderr, "leap-agent: cannot write %s: %s\n", path,
+			json_util_get_last_err());
+}

@@ -26,5 +26,7 @@ struct cpu_time cpu_since(struct cpu_time t0);
 json_object *summary_build(struct agent *a, double wall_s, struct cpu_time cpu);
 /* Its headline line and its counters line. */
 void summary_print(FILE *f, json_object *o);
+/* Writes o to path (--json), saying on stderr when it cannot; path NULL: no-op. */
+void summary_write(const char *path, json_object *o);
 
 #endif
