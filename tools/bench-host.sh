@@ -20,12 +20,13 @@
 #
 #   tools/bench-host.sh [--n "1 2 4 8"] [--reps 3] [--workers "0 4"] [--mib 256]
 #                       [--layout "one siblings"] [--pattern stride:16] [--out FILE.csv]
+#   tools/bench-host.sh --summary FILE.csv...   the table and plot of earlier runs
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 AGENT=${AGENT:-$root/bin/leap-agent}
 PY=${PY:-python3}
-ns="1 2 4 8" reps=3 workers= mib=256 pattern=stride:16 out= layouts=one
+ns="1 2 4 8" reps=3 workers= mib=256 pattern=stride:16 out= layouts=one summary=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--n) ns=$2; shift 2 ;;
@@ -35,10 +36,101 @@ while [ $# -gt 0 ]; do
 	--layout) layouts=$2; shift 2 ;;
 	--pattern) pattern=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
-	-h | --help) sed -n '3,25p' "$0"; exit 0 ;;
+	--summary) summary=1; shift; break ;;
+	-h | --help) sed -n '3,26p' "$0"; exit 0 ;;
 	*) echo "bench-host: unknown option $1" >&2; exit 2 ;;
 	esac
 done
+# The table of the runs in the CSV files given (medians per layout, N and
+# row) and a plot of the gain against N beside the first.
+summarize() {
+	"$PY" - "$@" <<'EOF'
+import csv, statistics, subprocess, sys
+files = sys.argv[1:]
+out = files[0]
+rows, machines = [], []
+# Each file's runs carry its machine line (kernel, CPUs, swap): runs of
+# different machines or swap devices are grouped apart.
+for name in files:
+    machine = "machine not recorded"
+    with open(name) as f:
+        lines = f.readlines()
+    for l in lines:
+        if l.startswith("# machine: "):
+            machine = l[11:].strip()
+    if machine not in machines:
+        machines.append(machine)
+    for r in csv.DictReader(l for l in lines if not l.startswith("#")):
+        r["machine"] = machine
+        rows.append(r)
+def med(xs):
+    return statistics.median(xs) if xs else float("nan")
+gain = {}  # (machine, layout, row) -> [(n, off / row)]
+for machine in machines:
+    print(machine)
+    print("%-8s %-3s %-9s %8s %7s %9s %9s %8s %9s %7s %8s %4s" % ("layout", "n", "row",
+          "wall_s", "vs_off", "prefetch", "hits", "late", "p99_us", "stale", "overflow", "bad"))
+    mrows = [r for r in rows if r["machine"] == machine]
+    for layout, n in sorted({(r["layout"], int(r["n"])) for r in mrows}):
+        g = [r for r in mrows if r["layout"] == layout and int(r["n"]) == n]
+        off = med([float(r["wall_s"]) for r in g if r["row"] == "off"])
+        for row in dict.fromkeys(r["row"] for r in g):
+            h = [r for r in g if r["row"] == row]
+            w = med([float(r["wall_s"]) for r in h])
+            if row != "off":
+                gain.setdefault((machine, layout, row), []).append((n, off / w))
+            print("%-8s %-3d %-9s %8.2f %7.2f %9d %9d %8d %9.0f %7d %8d %4d" % (layout, n, row,
+                  w, off / w, med([int(r["prefetched"]) for r in h]),
+                  med([int(r["hits"]) for r in h]), med([int(r["late"]) for r in h]),
+                  med([float(r["reaction_p99_us"]) for r in h]),
+                  med([int(r["stale"]) for r in h]), med([int(r["overflow"]) for r in h]),
+                  sum(int(r["bad"]) for r in h)))
+
+# The gain against N, one line per machine, layout and row (gnuplot, if
+# installed), beside the first CSV.
+if gain:
+    dat = out.rsplit(".", 1)[0] + "-gain.dat"
+    png = out.rsplit(".", 1)[0] + "-gain.png"
+    with open(dat, "w") as f:
+        for key, pts in gain.items():
+            f.write("# %s\n" % " / ".join(key))
+            for n, g in pts:
+                f.write(f"{n} {g:.3f}\n")
+            f.write("\n\n")
+    def title(machine, layout, row):
+        t = f"{layout}, {row}"
+        if len(machines) > 1:
+            t += ": " + machine.rsplit(", ", 1)[-1]
+        return t
+    plots = ", ".join(f"'{dat}' index {i} with linespoints lw 2 title '{title(*key)}'"
+                      for i, key in enumerate(gain))
+    common = machines[0].rsplit(", ", 1)[0] if len(machines) > 1 else machines[0]
+    script = f"""
+set terminal pngcairo size 800,480 noenhanced
+set output '{png}'
+set logscale x 2
+set yrange [0:*]
+set xlabel 'programs at once (N)'
+set ylabel 'gain over Linux readahead (x)'
+set grid
+set key bottom left
+set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 2
+set title "N CPython strided scans at once, median off / median row\\n{common}"
+plot {plots}
+"""
+    try:
+        subprocess.run(["gnuplot"], input=script, text=True, check=True, capture_output=True)
+        print(f"bench-host: plot in {png}")
+    except (OSError, subprocess.CalledProcessError) as e:
+        print(f"bench-host: no plot ({e})", file=sys.stderr)
+EOF
+}
+
+if [ -n "$summary" ]; then
+	[ $# -gt 0 ] || { echo "bench-host: --summary takes CSV files" >&2; exit 2; }
+	summarize "$@"
+	exit
+fi
 [ "$(id -u)" = 0 ] || { echo "bench-host: needs root" >&2; exit 2; }
 [ -x "$AGENT" ] || { echo "bench-host: $AGENT not built" >&2; exit 2; }
 awk 'NR > 1' /proc/swaps | grep -q . || { echo "bench-host: no swap on" >&2; exit 2; }
@@ -81,7 +173,11 @@ trap 'exit 130' INT TERM
 
 rows="off leap"
 for w in $workers; do rows="$rows leap-w$w"; done
-echo "layout,n,row,rep,wall_s,prefetched,hits,late,reaction_p99_us,stale,overflow,bad" >"$out"
+{
+	echo "# machine: $(uname -r), $(nproc) CPUs, swap on $(awk 'NR > 1 {
+		n = $1; sub(".*/", "", n); printf "%s%s (%s)", sep, n, $2; sep = " + " }' /proc/swaps)"
+	echo "layout,n,row,rep,wall_s,prefetched,hits,late,reaction_p99_us,stale,overflow,bad"
+} >"$out"
 
 # Appends the CSV line of one run: the agent's JSON (none: no agent) and
 # the programs' own verdicts (pyscan.py's last line).
@@ -190,57 +286,5 @@ for rep in $(seq "$reps"); do
 	done
 done
 
-"$PY" - "$out" "$(uname -r), $(nproc) CPUs, $(awk 'NR > 1 {printf "%s ", $2}' /proc/swaps)swap" <<'EOF'
-import csv, statistics, subprocess, sys
-out, machine = sys.argv[1:]
-rows = list(csv.DictReader(open(out)))
-def med(xs):
-    return statistics.median(xs) if xs else float("nan")
-gain = {}  # (layout, row) -> [(n, off / row)]
-print("%-8s %-3s %-9s %8s %7s %9s %9s %8s %9s %7s %8s %4s" % ("layout", "n", "row",
-      "wall_s", "vs_off", "prefetch", "hits", "late", "p99_us", "stale", "overflow", "bad"))
-for layout, n in sorted({(r["layout"], int(r["n"])) for r in rows}):
-    g = [r for r in rows if r["layout"] == layout and int(r["n"]) == n]
-    off = med([float(r["wall_s"]) for r in g if r["row"] == "off"])
-    for row in dict.fromkeys(r["row"] for r in g):
-        h = [r for r in g if r["row"] == row]
-        w = med([float(r["wall_s"]) for r in h])
-        if row != "off":
-            gain.setdefault((layout, row), []).append((n, off / w))
-        print("%-8s %-3d %-9s %8.2f %7.2f %9d %9d %8d %9.0f %7d %8d %4d" % (layout, n, row, w, off / w,
-              med([int(r["prefetched"]) for r in h]), med([int(r["hits"]) for r in h]),
-              med([int(r["late"]) for r in h]), med([float(r["reaction_p99_us"]) for r in h]),
-              med([int(r["stale"]) for r in h]), med([int(r["overflow"]) for r in h]),
-              sum(int(r["bad"]) for r in h)))
-
-# The gain against N, one line per layout and row (gnuplot, if installed).
-if gain:
-    dat = out.rsplit(".", 1)[0] + "-gain.dat"
-    png = out.rsplit(".", 1)[0] + "-gain.png"
-    with open(dat, "w") as f:
-        for (layout, row), pts in gain.items():
-            f.write(f"# {layout} {row}\n")
-            for n, g in pts:
-                f.write(f"{n} {g:.3f}\n")
-            f.write("\n\n")
-    plots = ", ".join(f"'{dat}' index {i} with linespoints lw 2 title '{layout}, {row}'"
-                      for i, (layout, row) in enumerate(gain))
-    script = f"""
-set terminal pngcairo size 800,480 noenhanced
-set output '{png}'
-set logscale x 2
-set xlabel 'programs at once (N)'
-set ylabel 'gain over Linux readahead (x)'
-set grid
-set key top right
-set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2 lw 2
-set title "N CPython strided scans at once, median off / median row\\n{machine}"
-plot {plots}
-"""
-    try:
-        subprocess.run(["gnuplot"], input=script, text=True, check=True, capture_output=True)
-        print(f"bench-host: plot in {png}")
-    except (OSError, subprocess.CalledProcessError) as e:
-        print(f"bench-host: no plot ({e})", file=sys.stderr)
-EOF
+summarize "$out"
 echo "bench-host: runs in $out"

@@ -131,7 +131,8 @@ is $? 2 "an unknown command is a usage error"
 h=$(memcg_create 32M) || bail_out "cannot create a memory cgroup"
 cg=$(memcg_path_v2 "$h")
 printf '[default]\nmode = leap\n' >"$tmp/good.conf"
-start_agent attach --cgroup "$cg" --config "$tmp/good.conf" --kernel-readahead off
+start_agent attach --cgroup "$cg" --config "$tmp/good.conf" --kernel-readahead off \
+	--json "$tmp/attach.json"
 ok $? "attach --cgroup starts" || diag "$(cat "$tmp/agent.err")"
 like "$(cat "$tmp/agent.err")" "caps cap_sys_ptrace,cap_sys_nice.*=ep" "capabilities dropped to the needed set"
 st=$("$AGENT" status)
@@ -159,6 +160,8 @@ ok "$(_fx_alive "$AGENT_PID"; echo $?)" "the agent is still running after a bad 
 stop_agent
 is $? 0 "SIGINT: the agent exits 0"
 like "$(cat "$tmp/agent.err")" "leap-agent: wall .* hits [1-9]" "and prints its summary"
+is "$(jq -r '(.hits > 0) and (.targets | length == 1)' "$tmp/attach.json" 2>&1)" true \
+	"attach --json: the summary with its hits and its target, written at stop"
 
 # One counter table drives four outputs: each of its counters (but the
 # backend's, checked in metrics-backend.t) is in the state file, run's JSON
