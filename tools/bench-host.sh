@@ -14,8 +14,9 @@
 #   leap-wK  leap with --workers K (each K of --workers)
 # Reports the whole run's wall time (from the programs' start to the last
 # one's end), its median over --reps and the ratio off / row, with the
-# agent's prefetches, hits, late prefetches, reaction p99 and its queue's
-# drops.  Needs root, swap, python3; no jq (a machine without a package
+# agent's prefetches, hits, late prefetches, reaction p99 (fault to the
+# window's process_madvise returned), dispatch p99 (fault to it entered)
+# and its queue's drops.  Needs root, swap, python3; no jq (a machine without a package
 # registry runs it too).
 #
 #   tools/bench-host.sh [--n "1 2 4 8"] [--reps 3] [--workers "0 4"] [--mib 256]
@@ -68,8 +69,9 @@ def med(xs):
 gain = {}  # (machine, layout, row) -> [(n, off / row)]
 for machine in machines:
     print(machine)
-    print("%-8s %-3s %-9s %8s %7s %9s %9s %8s %9s %7s %8s %4s" % ("layout", "n", "row",
-          "wall_s", "vs_off", "prefetch", "hits", "late", "p99_us", "stale", "overflow", "bad"))
+    print("%-8s %-3s %-9s %8s %7s %9s %9s %8s %9s %9s %7s %8s %4s" % ("layout", "n", "row",
+          "wall_s", "vs_off", "prefetch", "hits", "late", "p99_us", "disp99_us", "stale",
+          "overflow", "bad"))
     mrows = [r for r in rows if r["machine"] == machine]
     for layout, n in sorted({(r["layout"], int(r["n"])) for r in mrows}):
         g = [r for r in mrows if r["layout"] == layout and int(r["n"]) == n]
@@ -79,10 +81,11 @@ for machine in machines:
             w = med([float(r["wall_s"]) for r in h])
             if row != "off":
                 gain.setdefault((machine, layout, row), []).append((n, off / w))
-            print("%-8s %-3d %-9s %8.2f %7.2f %9d %9d %8d %9.0f %7d %8d %4d" % (layout, n, row,
-                  w, off / w, med([int(r["prefetched"]) for r in h]),
+            print("%-8s %-3d %-9s %8.2f %7.2f %9d %9d %8d %9.0f %9.0f %7d %8d %4d" % (layout,
+                  n, row, w, off / w, med([int(r["prefetched"]) for r in h]),
                   med([int(r["hits"]) for r in h]), med([int(r["late"]) for r in h]),
                   med([float(r["reaction_p99_us"]) for r in h]),
+                  med([float(r.get("dispatch_p99_us") or 0) for r in h]),
                   med([int(r["stale"]) for r in h]), med([int(r["overflow"]) for r in h]),
                   sum(int(r["bad"]) for r in h)))
 
@@ -176,7 +179,7 @@ for w in $workers; do rows="$rows leap-w$w"; done
 {
 	echo "# machine: $(uname -r), $(nproc) CPUs, swap on $(awk 'NR > 1 {
 		n = $1; sub(".*/", "", n); printf "%s%s (%s)", sep, n, $2; sep = " + " }' /proc/swaps)"
-	echo "layout,n,row,rep,wall_s,prefetched,hits,late,reaction_p99_us,stale,overflow,bad"
+	echo "layout,n,row,rep,wall_s,prefetched,hits,late,reaction_p99_us,stale,overflow,bad,dispatch_p99_us"
 } >"$out"
 
 # Appends the CSV line of one run: the agent's JSON (none: no agent) and
@@ -196,7 +199,7 @@ for f in glob.glob(tmp + "/p*.out"):
         bad += 1
 print(",".join(str(x) for x in (layout, n, row, rep, wall, a.get("prefetched", 0),
     a.get("hits", 0), a.get("late_prefetches", 0), a.get("reaction_p99_us", 0),
-    a.get("windows_stale", 0), a.get("windows_overflow", 0), bad)))
+    a.get("windows_stale", 0), a.get("windows_overflow", 0), bad, a.get("dispatch_p99_us", 0))))
 EOF
 	rm -f "$tmp"/p*.out "$tmp/run.json"
 }

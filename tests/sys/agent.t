@@ -65,6 +65,12 @@ cmp_ok "$(jf "$tmp/off.json" major_faults)" '>=' "$miss_off" \
 	"JSON major_faults (the cgroup's pgmajfault) counts the swap-in misses and more"
 cmp_ok "$(pct "$tmp/leap.json" accuracy)" '>=' 50 "accuracy >= 50% ($(jf "$tmp/leap.json" accuracy))"
 cmp_ok "$(jf "$tmp/leap.json" events_dropped)" '==' 0 "no events dropped at the default ring size"
+# The agent's part of the reaction (the miss's event to its window's
+# process_madvise) is measured, and is part of the whole reaction.
+rp50=$(jf "$tmp/leap.json" reaction_p50_us)
+dp50=$(jf "$tmp/leap.json" dispatch_p50_us)
+ok "$(awk -v d="$dp50" -v r="$rp50" 'BEGIN { exit !(d > 0 && d <= r) }'; echo $?)" \
+	"dispatch p50 ($dp50 us) measured, within the reaction p50 ($rp50 us)"
 
 # Random access: prefetching stays a small fraction of the misses.
 run_timeout 120 "$AGENT" run --memory-limit $LIMIT --policy leap --kernel-readahead off \

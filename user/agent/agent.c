@@ -390,10 +390,27 @@ const uint32_t agent_lat_bounds_us[AGENT_LAT_BUCKETS] = {
 	5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000,
 };
 
+static uint32_t clamp_us(uint64_t ns)
+{
+	return ns / 1000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(ns / 1000);
+}
+
+/*
+ * The miss's event to the window's dispatch: how long the agent took to
+ * hand the kernel what the miss asked for.  The reaction (fault entry to
+ * the window's process_madvise returned) is this plus the fault itself
+ * (its read, and reclaim inside it) plus the kernel's work for the window.
+ */
+static void record_dispatch(struct agent *a, uint64_t event_ns, uint64_t dispatch_ns)
+{
+	if (dispatch_ns && dispatch_ns >= event_ns)
+		a->dispatch_us[a->ndispatch++ % AGENT_LATENCY_SAMPLES] =
+			clamp_us(dispatch_ns - event_ns);
+}
+
 static void record_latency(struct agent *a, uint32_t slot, uint64_t fault_ns)
 {
-	uint64_t lat = mono_ns() - fault_ns;
-	uint32_t us = lat / 1000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(lat / 1000);
+	uint32_t us = clamp_us(mono_ns() - fault_ns);
 	int b = 0;
 
 	a->lat_us[a->nlat++ % AGENT_LATENCY_SAMPLES] = us;
@@ -421,6 +438,7 @@ static void window_done(void *ctx, const struct window_job *j, int rc, uint64_t 
 	pthread_mutex_lock(&a->done_lock);
 	if (rc > 0) {
 		record_latency(a, j->slot, j->fault_ns);
+		record_dispatch(a, j->event_ns, j->dispatch_ns);
 		a->spent_pages[j->slot] += (uint64_t)rc;
 		a->spent_ns[j->slot] += cpu_ns;
 	} else if (rc == -ESRCH) {
@@ -747,12 +765,14 @@ static void issue_window(struct agent *a, struct agent_target *t, struct leap_st
 					.n = n,
 					.marker = marker,
 					.fault_ns = ev->ts_ns,
+					.event_ns = ev->ts_ns + ev->latency_ns,
 					.progress = &s->hist.last_page,
 					.progress_tgid = &s->key.tgid};
 		memcpy(j.pages, cands, n * sizeof(*cands));
 		issuer_submit(a->iss, &j);
 		return;
 	}
+	a->pf.dispatch_ns = 0;
 	if (a->be)
 		rc = backend_push(a, ev->tgid, cands, n, marker);
 	else
@@ -763,6 +783,7 @@ static void issue_window(struct agent *a, struct agent_target *t, struct leap_st
 		a->c.prefetched += (uint64_t)rc;
 		add_stat(a, t->slot, 0, (uint64_t)rc);
 		record_latency(a, t->slot, ev->ts_ns);
+		record_dispatch(a, ev->ts_ns + ev->latency_ns, a->pf.dispatch_ns);
 	} else if (rc == -ESRCH) {
 		process_gone(a, ev->tgid);
 	} else if (rc == -EINVAL || rc == -ENOSYS) {
@@ -1068,16 +1089,26 @@ static int cmp_u32(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-double agent_latency_us(struct agent *a, double p)
+static double percentile_us(const uint32_t *samples, uint64_t count, double p)
 {
 	static uint32_t sorted[AGENT_LATENCY_SAMPLES];
-	size_t n = a->nlat < AGENT_LATENCY_SAMPLES ? a->nlat : AGENT_LATENCY_SAMPLES;
+	size_t n = count < AGENT_LATENCY_SAMPLES ? count : AGENT_LATENCY_SAMPLES;
 	size_t idx;
 
 	if (n == 0)
 		return 0;
-	memcpy(sorted, a->lat_us, n * sizeof(*sorted));
+	memcpy(sorted, samples, n * sizeof(*sorted));
 	qsort(sorted, n, sizeof(*sorted), cmp_u32);
 	idx = (size_t)(p / 100.0 * (double)(n - 1) + 0.5);
 	return sorted[idx];
+}
+
+double agent_latency_us(struct agent *a, double p)
+{
+	return percentile_us(a->lat_us, a->nlat, p);
+}
+
+double agent_dispatch_us(struct agent *a, double p)
+{
+	return percentile_us(a->dispatch_us, a->ndispatch, p);
 }

@@ -119,6 +119,10 @@ struct agent {
 	/* fault-to-prefetch reaction latency, ns (ring of the newest samples) */
 	uint32_t lat_us[AGENT_LATENCY_SAMPLES];
 	uint64_t nlat;
+	/* the miss's event (fault completed) to its window entering the
+	 * kernel (process_madvise called): the agent's part of the reaction */
+	uint32_t dispatch_us[AGENT_LATENCY_SAMPLES];
+	uint64_t ndispatch;
 	bool verbose;
 	bool bpf_stats;	   /* --bpf-stats: BPF run time is measured */
 	uint32_t ra_pages; /* the kernel's swap readahead reach (vm.page-cluster) */
@@ -206,5 +210,7 @@ void agent_totals(const struct agent *a, struct leap_cg_stats *sum);
 const char *agent_prefetch_via(const struct agent *a);
 /* p-th percentile (0..100) of the reaction latency, microseconds. */
 double agent_latency_us(struct agent *a, double p);
+/* The p-th percentile of the fault-to-dispatch latency, us. */
+double agent_dispatch_us(struct agent *a, double p);
 
 #endif

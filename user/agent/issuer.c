@@ -214,8 +214,10 @@ static void *worker_main(void *arg)
 		pthread_mutex_unlock(&q->lock);
 
 		cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		w->pf.dispatch_ns = 0;
 		if (j->n)
 			rc = q->issue(&w->pf, j->tgid, j->pages, j->n, j->marker);
+		j->dispatch_ns = w->pf.dispatch_ns;
 		if (q->done)
 			q->done(q->ctx, j, rc, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
 

@@ -39,7 +39,9 @@ struct window_job {
 	uint32_t slot; /* the target's stats slot: its queue */
 	uint32_t n;
 	uint64_t marker;
-	uint64_t fault_ns; /* the fault that asked for it (bpf_ktime_get_ns clock) */
+	uint64_t fault_ns;    /* the fault that asked for it (bpf_ktime_get_ns clock) */
+	uint64_t event_ns;    /* ... and when it completed: its event sent */
+	uint64_t dispatch_ns; /* set by the worker: prefetcher.dispatch_ns */
 	/*
 	 * The newest page the stream faulted on, updated by the deciding
 	 * thread (leap_stream.hist.last_page), and whose stream it is

@@ -422,6 +422,7 @@ static int advise_pages(struct prefetcher *p, struct prefetch_proc *pr, uint32_t
 	next_window(p);
 	record_pages(p, tgid, pages, m, marker, p->window);
 	memcpy(orig_len, iov, niov * sizeof(*iov));
+	p->dispatch_ns = clock_ns(CLOCK_MONOTONIC);
 	rc = advise_all(p, pr->pidfd, iov, niov, &issued);
 	settle_pages(p, tgid, orig_len, iov, niov, issued);
 	if (rc == -ESRCH) {
@@ -479,6 +480,7 @@ int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_
 	bool descending = n > 1 && pages[0] > pages[n - 1];
 	int err = 0;
 
+	p->dispatch_ns = 0;
 	if (n == 0)
 		return 0;
 	pr = request_begin(p, tgid, pages, &m, &err);

@@ -66,6 +66,9 @@ struct prefetcher {
 	struct pagemap_reader pagemap;
 	bool no_batch; /* the kernel has no BPF_MAP_UPDATE_BATCH (< 5.6) */
 	uint64_t clock;
+	/* CLOCK_MONOTONIC when the last prefetch_pages() handed its window to
+	 * the kernel (process_madvise(WILLNEED) entered); 0: it did not. */
+	uint64_t dispatch_ns;
 	struct prefetch_stats stats;
 };
 

@@ -109,6 +109,10 @@ json_object *summary_build(struct agent *a, double wall_s, struct cpu_time cpu)
 	add_double(o, "agent_own_cpu_us_per_event", per_event_us(own_cpu, a->c.events));
 	add_double(o, "reaction_p50_us", agent_latency_us(a, 50));
 	add_double(o, "reaction_p99_us", agent_latency_us(a, 99));
+	/* The agent's part of the reaction: the miss's event sent to its
+	 * window handed to the kernel (record_dispatch()). */
+	add_double(o, "dispatch_p50_us", agent_dispatch_us(a, 50));
+	add_double(o, "dispatch_p99_us", agent_dispatch_us(a, 99));
 	add_double(o, "fault_hooks_arm_max_us", a->arm_latency_max_ns / 1e3);
 	json_object_object_add(o, "targets", state_targets_json(a));
 	if (a->bpf_stats)
