@@ -38,7 +38,7 @@ while [ $# -gt 0 ]; do
 	--pattern) pattern=$2; shift 2 ;;
 	--out) out=$2; shift 2 ;;
 	--summary) summary=1; shift; break ;;
-	-h | --help) sed -n '3,26p' "$0"; exit 0 ;;
+	-h | --help) awk 'NR > 2 && /^#/ { print; next } NR > 2 { exit }' "$0"; exit 0 ;;
 	*) echo "bench-host: unknown option $1" >&2; exit 2 ;;
 	esac
 done
@@ -134,16 +134,16 @@ if [ -n "$summary" ]; then
 	summarize "$@"
 	exit
 fi
-[ "$(id -u)" = 0 ] || { echo "bench-host: needs root" >&2; exit 2; }
-[ -x "$AGENT" ] || { echo "bench-host: $AGENT not built" >&2; exit 2; }
-awk 'NR > 1' /proc/swaps | grep -q . || { echo "bench-host: no swap on" >&2; exit 2; }
-[ -n "$out" ] || { mkdir -p "$root/bench/out" && out=$root/bench/out/host-$(date +%Y%m%d-%H%M%S).csv; }
 for l in $layouts; do
 	case $l in
 	one | siblings) ;;
 	*) echo "bench-host: --layout takes one and/or siblings, not '$l'" >&2; exit 2 ;;
 	esac
 done
+[ "$(id -u)" = 0 ] || { echo "bench-host: needs root" >&2; exit 2; }
+[ -x "$AGENT" ] || { echo "bench-host: $AGENT not built" >&2; exit 2; }
+awk 'NR > 1' /proc/swaps | grep -q . || { echo "bench-host: no swap on" >&2; exit 2; }
+[ -n "$out" ] || { mkdir -p "$root/bench/out" && out=$root/bench/out/host-$(date +%Y%m%d-%H%M%S).csv; }
 tmp=$(mktemp -d /tmp/leap-bench-host.XXXXXX)
 agent_pid=
 # The siblings' cgroups: v2 directories (memory.max where the v2 hierarchy
