@@ -44,6 +44,8 @@ run_unless_oom "$tmp/py.out" "$tmp/py.err" "$AGENT" run --policy leap --memory-l
 is "$?" 0 "a CPython strided scan ran to completion" || diag "$(cat "$tmp/py.err")"
 like "$(cat "$tmp/py.out")" '"bad": 0' "... with every byte intact"
 cmp_ok "$(jq -r .prefetched "$tmp/py.json")" '>' 3000 "its stride was prefetched"
+diag "stride:16: prefetched $(jq -r .prefetched "$tmp/py.json") hits $(jq -r .hits "$tmp/py.json")" \
+	"misses $(jq -r .swapin_misses "$tmp/py.json")"
 pynested=$(jq -r .nested_stride_windows "$tmp/py.json")
 pywin=$(jq -r .prefetch_syscalls "$tmp/py.json")
 diag "stride:16: nested-stride windows $pynested of $pywin windows"
@@ -53,7 +55,15 @@ diag "stride:16: nested-stride windows $pynested of $pywin windows"
 # Resident pages are left out of a stride's window anyway (pagemap).
 cmp_ok "$((pynested * 100))" '<' "$((pywin * 20))" \
 	"a plain stride mostly gets stride windows (nested-stride windows < 20%)"
-cmp_ok "$(($(jq -r .hits "$tmp/py.json") * 100))" '>' "$(($(jq -r .prefetched "$tmp/py.json") * 60))" \
-	"and most of what was prefetched for it was hit (> 60%)"
+# Its prefetches serve most of its page-ins: hits / (hits + misses) 74-84%
+# in 6 runs (2026-11-26).  Hits per page issued are lower and spread more
+# (45-74%): a late window's lead reissues pages still in flight, which
+# count again in prefetched; 35% still tells following the stride from
+# prefetching at random.
+hits=$(jq -r .hits "$tmp/py.json")
+cmp_ok "$((hits * 100))" '>' "$(((hits + $(jq -r .swapin_misses "$tmp/py.json")) * 60))" \
+	"its prefetches served most of its page-ins (hits > 60% of hits + misses)"
+cmp_ok "$((hits * 100))" '>' "$(($(jq -r .prefetched "$tmp/py.json") * 35))" \
+	"and a good share of the pages issued were hit (> 35%)"
 
 done_testing

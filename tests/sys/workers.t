@@ -62,6 +62,7 @@ is "$(val two workers)" 2 "[agent] workers = 2 starts two workers"
 cmp_ok "$(val two windows_issued)" '>' 100 "windows were issued by the workers"
 cmp_ok "$(val two windows_queued)" '>=' "$(val two windows_issued)" "... each one queued first"
 pf=$(val two prefetched)
+diag "two workers: prefetched $pf hits $(val two hits) misses $(val two swapin_misses)"
 cmp_ok "$pf" '>' 3000 "thousands of pages prefetched"
 cmp_ok "$(($(val two hits) * 100))" '>' "$((pf * 50))" "most of them hit (> 50%)"
 
