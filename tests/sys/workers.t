@@ -12,7 +12,10 @@
 #  - a pages-per-second budget ([agent] prefetch_rate) holds: pages over
 #    it are counted, not issued; it gets a worker where none would run,
 #    and --workers 0 with one warns;
-#  - a count out of range is refused with a clear error;
+#  - a target whose queue overflows ([agent] queue_depth = 1, one worker)
+#    drops its oldest windows, counts them (windows_overflow) and says so
+#    on stderr, and the windows that do go out still hit;
+#  - a count or queue depth out of range is refused with a clear error;
 #  - several targets at once under one `leap-agent attach` with workers
 #    (two sibling cgroups, a strided leap-workload in each): each target
 #    gets its own prefetches and hits; the agent stopped while both still
@@ -81,6 +84,21 @@ cmp_ok "$(val rate pages_over_budget)" '>' 0 "pages over prefetch_rate were coun
 wall=$(val rate wall_s)
 cap=$(awk -v w="$wall" -v r="$rate" 'BEGIN { printf "%d", (w + 2) * r }')
 cmp_ok "$(val rate prefetched)" '<=' "$cap" "no more than the budget was prefetched ($rate pages/s over ${wall}s)"
+
+# A queue of one behind one worker: a window queued while another waits
+# replaces it (420-622 of ~4,000 windows in two runs on 2 CPUs).
+printf '[agent]\nworkers = 1\nqueue_depth = 1\n' >"$tmp/q1.conf"
+run q1 --config "$tmp/q1.conf"
+is "$(val q1 queue_depth_max)" 1 "queue_depth = 1: never more than one window waits"
+cmp_ok "$(val q1 windows_overflow)" '>' 0 "a full queue dropped its oldest windows, counted in windows_overflow"
+like "$(cat "$tmp/q1.err")" "fall behind its windows; [0-9]+ dropped from its full queue" \
+	"... and the agent says so, naming the target"
+cmp_ok "$(val q1 hits)" '>' 1000 "the windows that went out still hit"
+
+printf '[agent]\nqueue_depth = 0\n' >"$tmp/q0.conf"
+"$AGENT" run --config "$tmp/q0.conf" -- true >"$tmp/q0.out" 2>"$tmp/q0.err"
+isnt "$?" 0 "queue_depth = 0 is refused"
+like "$(cat "$tmp/q0.err")" "queue_depth" "... naming the key"
 
 run rate0 --config "$tmp/rate.conf" --workers 0
 like "$(cat "$tmp/rate0.err")" "prefetch_rate is kept by the workers; with none it is not applied" \

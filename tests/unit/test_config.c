@@ -22,6 +22,7 @@ static void test_defaults_and_inheritance(void **state)
 
 	assert_int_equal(parse(""), 0);
 	assert_int_equal(cfg.def.mode, AGENT_MODE_LEAP);
+	assert_int_equal(cfg.queue_depth, 64);
 	assert_int_equal(cfg.def.params.hsize, LEAP_DEFAULT_HSIZE);
 
 	/* [cgroup] before [default]: inheritance is not order dependent. */
@@ -33,9 +34,11 @@ static void test_defaults_and_inheritance(void **state)
 			       "mode = observe\n"
 			       "hsize = 16\n"
 			       "[agent]\n"
-			       "ring_kb = 8192\n"),
+			       "ring_kb = 8192\n"
+			       "queue_depth = 8\n"),
 			 0);
 	assert_int_equal(cfg.ring_kb, 8192);
+	assert_int_equal(cfg.queue_depth, 8);
 	assert_int_equal(cfg.ncgroups, 1);
 	p = agent_config_policy_for(&cfg, "/sys/fs/cgroup/unified/db");
 	assert_int_equal(p->params.pw_max, 64);
@@ -99,6 +102,8 @@ static void test_bad_files(void **state)
 	expect_error("[cgroup /a]\n[cgroup /a]\n", ":2: duplicate section");
 	expect_error("[default]\nthis line has no equals sign\n", ":2: syntax error");
 	expect_error("[agent]\nring_kb = 1\n", ":2: bad value '1' for ring_kb");
+	expect_error("[agent]\nqueue_depth = 0\n",
+		     ":2: bad value '0' for queue_depth (a number from 1 to 64)");
 	expect_error("hsize = 4\n", ":1: 'hsize' outside any section");
 	expect_error("[default]\nhsize = 8\n[cgroup]\n", ":3: unknown section");
 	/* nsplit above hsize passes each key's range but not the policy check. */

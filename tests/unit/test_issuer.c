@@ -94,11 +94,12 @@ static void wait_drained(struct issuer *q, struct issuer_counters *c)
 
 static struct prefetcher like;
 
-static struct issuer *start(unsigned workers, double host_rate)
+static struct issuer *start_depth(unsigned workers, double host_rate, unsigned depth)
 {
 	struct issuer_config cfg = {
 		.workers = workers,
 		.host_rate = host_rate,
+		.queue_depth = depth,
 		.like = &like,
 		.issue = fake_issue,
 	};
@@ -112,6 +113,11 @@ static struct issuer *start(unsigned workers, double host_rate)
 	q = issuer_start(&cfg);
 	assert_non_null(q);
 	return q;
+}
+
+static struct issuer *start(unsigned workers, double host_rate)
+{
+	return start_depth(workers, host_rate, 0);
 }
 
 static void submit(struct issuer *q, uint32_t slot, uint32_t tgid, uint64_t first,
@@ -130,6 +136,16 @@ static void submit(struct issuer *q, uint32_t slot, uint32_t tgid, uint64_t firs
 		j.pages[i] = first + (uint64_t)((int64_t)i * dir);
 	j.marker = j.pages[n - 1];
 	assert_true(issuer_submit(q, &j));
+}
+
+static uint64_t issuer_counters_depth(struct issuer *q)
+{
+	struct issuer_counters c;
+	struct prefetch_stats ps;
+	struct pagemap_reader pm;
+
+	issuer_counters(q, &c, &ps, &pm);
+	return c.depth;
 }
 
 static bool issued_first(uint32_t tgid, uint64_t first)
@@ -176,6 +192,44 @@ static void test_overflow_drops_oldest_and_serves_in_turn(void **state)
 	assert_int_equal(fake.call[0].tgid, 99);
 	assert_int_equal(fake.call[2].tgid, 2000);
 	issuer_stop(q);
+}
+
+/*
+ * queue_depth = 1: each new window replaces the one waiting, and the
+ * newest is the one issued (the queue of one keeps its head and tail
+ * straight: none is lost nor issued twice).  A depth past the most is
+ * refused.
+ */
+static void test_queue_of_one(void **state)
+{
+	struct issuer_config bad = {.workers = 1,
+				    .queue_depth = ISSUER_QUEUE_MAX + 1,
+				    .like = &like,
+				    .issue = fake_issue};
+	struct issuer_counters c;
+	struct issuer *q;
+	(void)state;
+
+	q = start_depth(1, 0, 1);
+	gate(true);
+	submit(q, 0, 99, 5000, 4, 1, NULL, NULL);
+	wait_entered(1);
+	for (uint32_t i = 0; i < 5; i++)
+		submit(q, 1, 1000 + i, 100 * i, 4, 1, NULL, NULL);
+	assert_int_equal(issuer_counters_depth(q), 1);
+	gate(false);
+	wait_drained(q, &c);
+
+	assert_int_equal(c.overflow, 4);
+	assert_int_equal(c.overflow_slot[1], 4);
+	assert_int_equal(c.overflow_slot[0], 0);
+	assert_int_equal(c.issued, 2);
+	assert_int_equal(fake.n, 2);
+	assert_true(issued_first(1004, 400));
+	assert_int_equal(c.max_depth, 1);
+	issuer_stop(q);
+
+	assert_null(issuer_start(&bad));
 }
 
 /* Windows of one process queued back to back go out in one call. */
@@ -291,6 +345,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_overflow_drops_oldest_and_serves_in_turn),
+		cmocka_unit_test(test_queue_of_one),
 		cmocka_unit_test(test_coalesce),
 		cmocka_unit_test(test_stale_windows_trimmed),
 		cmocka_unit_test(test_budget_cuts),

@@ -90,11 +90,13 @@ void agent_attach_observer(struct agent *a, struct leap_observer *obs)
 }
 
 static void window_done(void *ctx, const struct window_job *j, int rc, uint64_t cpu_ns);
+static void say_overflow(struct agent *a);
 
 int agent_start_issuer(struct agent *a, unsigned workers)
 {
 	struct issuer_config cfg = {.workers = workers,
 				    .host_rate = a->config.prefetch_rate,
+				    .queue_depth = a->config.queue_depth,
 				    .like = &a->pf,
 				    .done = window_done,
 				    .ctx = a};
@@ -116,6 +118,7 @@ void agent_stop_issuer(struct agent *a)
 	if (!a->iss)
 		return;
 	agent_refresh(a); /* the workers' counters, for the summary */
+	say_overflow(a);  /* since the last tick */
 	issuer_stop(a->iss);
 	a->iss = NULL;
 	pthread_mutex_destroy(&a->done_lock);
@@ -1038,9 +1041,43 @@ static void tick_cgroups(struct agent *a)
 		a->state_dirty = true;
 }
 
+/*
+ * A target whose window queue overflowed is told about once: the workers
+ * fall behind its windows and drop the oldest (issuer.h).  The counter
+ * windows_overflow keeps the count.
+ */
+static void say_overflow(struct agent *a)
+{
+	struct prefetch_stats pf;
+	struct pagemap_reader pm;
+	struct issuer_counters c;
+
+	if (!a->iss)
+		return;
+	issuer_counters(a->iss, &c, &pf, &pm);
+	if (!c.overflow)
+		return;
+	for (int i = 0; i < a->ntargets; i++) {
+		struct agent_target *t = &a->targets[i];
+		uint64_t n = t->slot < LEAP_STATS_SLOTS ? c.overflow_slot[t->slot] : 0;
+
+		if (!n || t->overflow_said)
+			continue;
+		t->overflow_said = true;
+		fprintf(stderr,
+			"leap-agent: %s %s: the prefetch workers fall behind its "
+			"windows; "
+			"%llu dropped from its full queue, oldest first (counter "
+			"windows_overflow; more workers or a deeper queue_depth help)\n",
+			t->kind == TARGET_CGROUP ? "cgroup" : "pid", t->path,
+			(unsigned long long)n);
+	}
+}
+
 void agent_tick(struct agent *a, uint64_t now_ns)
 {
 	agent_drain(a, NULL);
+	say_overflow(a);
 	a->swap = read_swaps();
 	for (int i = 0; i < a->ntargets; i++) {
 		struct agent_target *t = &a->targets[i];

@@ -38,6 +38,7 @@ struct agent_target {
 	bool exact_forced;     /* --cgroup-exact: exact whatever the config says */
 	bool gone;	       /* TARGET_CGROUP: removed; watched again once re-created */
 	struct leap_cost cost; /* whether prefetching pays (mode leap) */
+	bool overflow_said;    /* its window queue overflowed, and we said so */
 };
 
 struct agent_counters {

@@ -5,6 +5,7 @@
  *   [agent]
  *   ring_kb = 4096
  *   workers = 2          ; threads issuing windows (0: the event thread)
+ *   queue_depth = 64     ; windows a target may have waiting for them (1-64)
  *   prefetch_rate = 0    ; pages/s all targets may prefetch (0: no cap)
  *   [default]
  *   mode = leap          ; leap | observe | off
@@ -31,6 +32,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "issuer.h" /* the workers' and queues' limits */
 
 enum key_bit {
 	K_MODE = 1 << 0,
@@ -85,6 +87,7 @@ void agent_config_default(struct agent_config *c)
 	c->streams = 4096;
 	c->idle_timeout_s = 60;
 	c->workers = AGENT_WORKERS_AUTO;
+	c->queue_depth = ISSUER_QUEUE_MAX;
 }
 
 static int fail(struct parse_state *st, const char *fmt, const char *a, const char *b)
@@ -206,7 +209,10 @@ static int set_agent_key(struct parse_state *st, const char *key, const char *v)
 		{"streams", 1, 1 << 20, offsetof(struct agent_config, streams)},
 		{"idle_timeout_s", 1, 86400,
 		 offsetof(struct agent_config, idle_timeout_s)},
-		{"workers", 0, 16, offsetof(struct agent_config, workers)},
+		{"workers", 0, ISSUER_WORKERS_MAX,
+		 offsetof(struct agent_config, workers)},
+		{"queue_depth", 1, ISSUER_QUEUE_MAX,
+		 offsetof(struct agent_config, queue_depth)},
 		{"prefetch_rate", 0, 1 << 30,
 		 offsetof(struct agent_config, prefetch_rate)},
 	};
@@ -215,11 +221,13 @@ static int set_agent_key(struct parse_state *st, const char *key, const char *v)
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		if (strcmp(key, keys[i].name))
 			continue;
-		if (parse_uint(v, keys[i].lo, keys[i].hi, &x))
-			return fail(
-				st,
-				"bad value '%s' for %s (out of range or not a number)", v,
-				key);
+		if (parse_uint(v, keys[i].lo, keys[i].hi, &x)) {
+			char what[128];
+
+			snprintf(what, sizeof(what), "%s (a number from %llu to %llu)",
+				 key, keys[i].lo, keys[i].hi);
+			return fail(st, "bad value '%s' for %s", v, what);
+		}
 		*(unsigned *)((char *)st->c + keys[i].off) = (unsigned)x;
 		return 1;
 	}

@@ -60,6 +60,9 @@ struct agent_config {
 	/* Threads that issue windows (issuer.h); 0: the event thread itself;
 	 * AGENT_WORKERS_AUTO: issuer_default_workers(). */
 	unsigned workers;
+	/* Windows one target may have waiting for a worker (1..64): the
+	 * oldest is dropped past it (issuer.h). */
+	unsigned queue_depth;
 	unsigned prefetch_rate; /* pages/s for all targets together; 0: no cap */
 };
 

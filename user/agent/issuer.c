@@ -46,6 +46,7 @@ struct issuer {
 	issuer_done_fn done;
 	void *ctx;
 	unsigned nworkers;
+	uint32_t queue_depth; /* per target, 1..ISSUER_QUEUE_MAX */
 	struct worker w[ISSUER_WORKERS_MAX];
 };
 
@@ -237,7 +238,8 @@ struct issuer *issuer_start(const struct issuer_config *cfg)
 	struct issuer *q;
 	int err = 0;
 
-	if (cfg->workers < 1 || cfg->workers > ISSUER_WORKERS_MAX) {
+	if (cfg->workers < 1 || cfg->workers > ISSUER_WORKERS_MAX ||
+	    cfg->queue_depth > ISSUER_QUEUE_MAX) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -248,6 +250,7 @@ struct issuer *issuer_start(const struct issuer_config *cfg)
 	pthread_cond_init(&q->wake, NULL);
 	for (int i = 0; i < ISSUER_JOBS; i++)
 		put_job(q, &q->jobs[i]);
+	q->queue_depth = cfg->queue_depth ? cfg->queue_depth : ISSUER_QUEUE_MAX;
 	q->host_budget.rate = cfg->host_rate;
 	q->host_budget.tokens = cfg->host_rate;
 	q->issue = cfg->issue ? cfg->issue : prefetch_pages;
@@ -301,15 +304,18 @@ bool issuer_submit(struct issuer *q, const struct window_job *job)
 
 	pthread_mutex_lock(&q->lock);
 	jq = &q->queue[slot];
-	if (jq->len >= ISSUER_QUEUE_MAX) {
+	if (jq->len >= q->queue_depth) {
 		/* The oldest window of a target that outruns the workers is
 		 * the stalest: it goes. */
 		struct window_job *old = jq->head;
 
 		jq->head = old->next;
+		if (!jq->head)
+			jq->tail = NULL; /* a queue of one: old was its tail too */
 		jq->len--;
 		q->c.depth--;
 		q->c.overflow++;
+		q->c.overflow_slot[slot]++;
 		put_job(q, old);
 	}
 	j = q->free_jobs;

@@ -30,7 +30,7 @@
 
 #define ISSUER_WORKERS_MAX 16
 #define ISSUER_JOBS	   512 /* windows queued at most, host-wide */
-#define ISSUER_QUEUE_MAX   64  /* ... per target */
+#define ISSUER_QUEUE_MAX   64  /* ... per target, at most and by default */
 
 /* One window to issue. */
 struct window_job {
@@ -73,6 +73,8 @@ struct issuer_counters {
 	uint64_t busy_ns;      /* worker time spent issuing, all workers */
 	uint64_t depth;	       /* windows queued now */
 	uint64_t in_hand;      /* windows a worker has taken and not finished */
+	/* overflow per target (stats slot), for saying which one falls behind */
+	uint64_t overflow_slot[LEAP_STATS_SLOTS];
 };
 
 struct issuer;
@@ -80,6 +82,10 @@ struct issuer;
 struct issuer_config {
 	unsigned workers; /* 1..ISSUER_WORKERS_MAX */
 	double host_rate; /* pages per second, all targets; 0: unlimited */
+	/* Windows a target may have queued (1..ISSUER_QUEUE_MAX; 0: the most).
+	 * A shorter queue bounds how old a window can get before it is issued,
+	 * at the price of dropping more when the workers fall behind. */
+	unsigned queue_depth;
 	/* Each worker's prefetcher starts as a copy of this one's settings
 	 * (map fds, the issued array; its own process cache). */
 	const struct prefetcher *like;
