@@ -20,6 +20,7 @@
 
 #include "agent.h"
 #include "clock.h"
+#include "leap/decide.h"
 #include "swapslot.h"
 
 /* What /proc/swaps says of zram and pmem (struct leap_cost_swap). */
@@ -547,44 +548,19 @@ static int backend_push(struct agent *a, uint32_t tgid, uint64_t *pages, uint32_
 }
 
 /*
- * Whether the kernel's own readahead serves the stream: readahead is on and
- * the pages between the stream's previous miss and this one are mapped
- * (the program went through them without a major fault: the kernel read
- * them ahead).  On the tracepoint path only misses and our hits reach us,
- * so a sequential stream looks like a stride of the kernel's window; the
- * mapped gap tells it from a real stride, whose gap pages the program
- * never touches.  Returns the gap in pages, 0 when not served.
+ * The one fact the decision reads (leap_decide()): whether the pages
+ * between two misses are mapped, from /proc/PID/pagemap.
  */
-static uint64_t kernel_ra_gap(struct agent *a, struct leap_stream *s, uint32_t tgid,
-			      uint64_t page)
-{
-	uint64_t prev = s->hist.last_page, gap;
-	int64_t signed_gap = (int64_t)(page - prev);
+struct gap_query {
+	struct agent *a;
+	uint32_t tgid;
+};
 
-	if (!a->ra_pages || !s->hist.has_last)
-		return 0;
-	gap = page > prev ? page - prev : prev - page;
-	if (gap <= 1 || gap > (uint64_t)a->ra_pages + 1) {
-		s->kra_trust = 0;
-		return 0;
-	}
-	/* The same gap in the same direction as a served miss just before:
-	 * served again, without the pagemap read (~1.5 us, once per miss of
-	 * a fill).  Every AGENT_KRA_TRUST + 1-th miss checks again, so a
-	 * stream that turns into a real stride of that gap waits that many
-	 * misses at most for its windows. */
-	if (s->kra_trust && s->kra_gap == signed_gap) {
-		s->kra_trust--;
-		return gap;
-	}
-	if (prefetch_count_mapped(&a->pf, tgid, (page > prev ? prev : page) + 1,
-				  (uint32_t)gap - 1) == gap - 1) {
-		s->kra_gap = signed_gap;
-		s->kra_trust = AGENT_KRA_TRUST;
-		return gap;
-	}
-	s->kra_trust = 0;
-	return 0;
+static bool gap_mapped(void *ctx, uint64_t first, uint32_t n)
+{
+	struct gap_query *q = ctx;
+
+	return prefetch_count_mapped(&q->a->pf, q->tgid, first, n) == n;
 }
 
 /*
@@ -597,8 +573,9 @@ static bool fill_miss(const struct leap_event *ev)
 }
 
 /*
- * Whether a stream the kernel's readahead serves gets no window of ours.
- * A write stream does (a read-modify-write fill: every page read back,
+ * How the decision treats the kernel's readahead and fills, for target t.
+ * Which stream the kernel's readahead serves gets no window of ours (held):
+ * a write stream does (a read-modify-write fill: every page read back,
  * dirtied and evicted again).  Measured (docs/bench-real.md, "Why leap
  * lost on real programs"): a page the program reaches while our
  * process_madvise still holds its swap slot (claimed by
@@ -614,11 +591,31 @@ static bool fill_miss(const struct leap_event *ev)
  * page writable, so the write takes no fault.  A read stream's window
  * goes out past the kernel's instead (leap_stream_access_after_ra();
  * CPython's sequential and backward scans 1.3-1.5x in their scan phase,
- * docs/bench-real.md), unless --kernel-readahead defer.
+ * docs/bench-real.md), unless --kernel-readahead defer.  Pushed only
+ * (--backend-into cache): no slot of ours to race for, the kernel's
+ * readahead reads what we pushed from leap-swapd's cache: never held, but
+ * the window still goes past the kernel's reach on the stream's real trend.
+ * An agent that cannot prefetch (process_madvise refuses WILLNEED)
+ * observes only, as it says: it leaves reclaim alone too (no cold pages).
  */
-static bool stream_hold(const struct agent *a, const struct leap_event *ev)
+static void decide_cfg(const struct agent *a, const struct agent_target *t,
+		       struct leap_decide_cfg *cfg)
 {
-	return a->hold_all_kernel_ra || fill_miss(ev);
+	*cfg = (struct leap_decide_cfg){
+		.ra_pages = a->ra_pages,
+		.follow_kernel_ra = t->policy.params.flavor == LEAP_FLAVOR_OURS &&
+				    t->policy.mode == AGENT_MODE_LEAP,
+		.hold_all = a->hold_all_kernel_ra,
+		.hold_none = agent_pushes_only(a),
+		/* Not in backend mode, whose windows come from leap-swapd's
+		 * cache in tens of us: late by that little, a lead only left
+		 * its gap's pages to major faults (backend-agent.t: 472-3,973
+		 * against 218-514, 2026-11-26). */
+		.lead_on_late = !a->be,
+		.cold_behind = a->cold_ok && a->prefetch_ok ? t->policy.cold_behind : 0,
+		.cold_chunk = AGENT_COLD_CHUNK,
+		.kra_trust = AGENT_KRA_TRUST,
+	};
 }
 
 /*
@@ -658,24 +655,13 @@ static void thread_quiet(struct agent *a, const struct leap_event *ev, bool hold
  * unreferenced are the unmapped ones: our prefetches.  Measured
  * (docs/bench-real.md): CPython's fill 8-19% faster than with Linux's
  * readahead alone; behind read streams it paid nowhere and cost SQLite's
- * sort at 25% 0.96x -> 0.81x.  dir: the fill's direction, +1 or -1.
+ * sort at 25% 0.96x -> 0.81x.  The decision (leap_decide()) says which
+ * pages; this executes it.
  */
-static void cold_behind(struct agent *a, const struct agent_policy *pol,
-			struct leap_stream *s, uint32_t tgid, uint64_t page, int dir)
+static void make_cold(struct agent *a, uint32_t tgid, uint64_t first, uint32_t n)
 {
-	uint64_t first;
-	uint32_t n;
-	int rc;
+	int rc = prefetch_cold(&a->pf, tgid, first, n);
 
-	/* An agent that cannot prefetch (process_madvise refuses WILLNEED)
-	 * observes only, as it says: it leaves reclaim alone too. */
-	if (!pol->cold_behind || !a->cold_ok || !a->prefetch_ok)
-		return;
-	n = leap_behind_advance(&s->behind, page, dir, pol->cold_behind, AGENT_COLD_CHUNK,
-				&first);
-	if (!n)
-		return;
-	rc = prefetch_cold(&a->pf, tgid, first, n);
 	if (rc == -EINVAL || rc == -ENOSYS || rc == -EPERM) {
 		fprintf(stderr,
 			"leap-agent: process_madvise(MADV_COLD) refused (%s); pages "
@@ -876,11 +862,12 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	struct agent_target *t;
 	struct leap_stream *s;
 	struct leap_stream_key_t key;
-	struct leap_decision dec;
+	struct leap_decide_cfg cfg;
+	struct leap_fault f;
+	struct leap_plan plan;
+	struct gap_query gq;
 	uint64_t page = ev->addr >> LEAP_PAGE_SHIFT;
-	bool ours, hit, hold = false;
-	uint64_t ra_gap = 0, prev;
-	uint32_t n;
+	bool ours, hit;
 
 	if (ev->flags & LEAP_EV_ARM) {
 		arm(a, ev);
@@ -930,50 +917,37 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	cost_sample(a, t, ev, hit);
 	key = leap_key_make(t->policy.params.key, ev->cgroup_id, ev->tgid, ev->tid);
 	s = leap_table_get(&a->streams, &key, t->policy.params.hsize, ev->ts_ns);
-	prev = s->hist.last_page;
-	if (ev->flags & LEAP_EV_WASTED)
-		leap_stream_wasted(s);
-	else if ((ev->flags & LEAP_EV_MAJOR) && ours && !a->be)
-		/* Right, but late: lead.  Not in backend mode, whose windows
-		 * come from leap-swapd's cache in tens of us: late by that
-		 * little, a lead only left its gap's pages to major faults
-		 * (backend-agent.t: 472-3,973 against 218-514, 2026-11-26). */
-		leap_stream_late(s, &t->policy.params);
-	if (!hit && t->policy.params.flavor == LEAP_FLAVOR_OURS &&
-	    t->policy.mode == AGENT_MODE_LEAP) {
-		ra_gap = kernel_ra_gap(a, s, ev->tgid, page);
-		/* Pushed only (--backend-into cache): no slot of ours to race
-		 * for, the kernel's readahead reads what we pushed from
-		 * leap-swapd's cache: never held, but the window still goes
-		 * past the kernel's reach on the stream's real trend. */
-		hold = ra_gap && !agent_pushes_only(a) && stream_hold(a, ev);
-		thread_quiet(a, ev, hold);
-		if (ra_gap && fill_miss(ev))
-			cold_behind(a, &t->policy, s, ev->tgid, page,
-				    page > prev ? 1 : -1);
-	}
-	/* The kernel read about as far past this miss as it did past the last
-	 * one (its window is centred on a miss, mm/swap_state.c
-	 * swap_ra_info()): ours starts beyond. */
-	if (ra_gap && !hold)
-		n = leap_stream_access_after_ra(s, &t->policy.params, page, ra_gap - 1,
-						cands, LEAP_PW_LIMIT, &dec);
-	else
-		n = leap_stream_access(s, &t->policy.params, page, hit, cands,
-				       LEAP_PW_LIMIT, &dec);
-	if (n == 0 || t->policy.mode != AGENT_MODE_LEAP)
+
+	/* Decide (leap_decide(): no I/O but the gap question it asks) ... */
+	f = (struct leap_fault){.page = page,
+				.hit = hit,
+				.late = (ev->flags & LEAP_EV_MAJOR) && ours,
+				.wasted = ev->flags & LEAP_EV_WASTED,
+				.fill = fill_miss(ev)};
+	decide_cfg(a, t, &cfg);
+	gq = (struct gap_query){.a = a, .tgid = ev->tgid};
+	leap_decide(s, &t->policy.params, &cfg, &f, gap_mapped, &gq, cands, LEAP_PW_LIMIT,
+		    &plan);
+
+	/* ... then execute: quiet a held stream's thread, make what a fill
+	 * went past cold, and hand the window to the workers. */
+	if (plan.kra_checked)
+		thread_quiet(a, ev, plan.hold);
+	if (plan.cold_n)
+		make_cold(a, ev->tgid, plan.cold_first, plan.cold_n);
+	if (plan.n == 0 || t->policy.mode != AGENT_MODE_LEAP)
 		return 0;
 	if (a->be ? a->be->fd < 0 || (a->be_swapcache && !a->prefetch_ok)
 		  : !a->prefetch_ok)
 		return 0;
-	if (hold) {
-		a->c.held_kernel_ra += n;
+	if (plan.hold) {
+		a->c.held_kernel_ra += plan.n;
 		return 0;
 	}
-	a->c.lookaheads += dec.lookahead;
-	a->c.nested_strides += dec.periodic;
-	a->c.beyond_kernel_ra += ra_gap != 0;
-	issue_window(a, t, s, ev, cands, n);
+	a->c.lookaheads += plan.dec.lookahead;
+	a->c.nested_strides += plan.dec.periodic;
+	a->c.beyond_kernel_ra += plan.ra_gap != 0;
+	issue_window(a, t, s, ev, cands, plan.n);
 	return 0;
 }
 

@@ -37,7 +37,7 @@ struct agent_policy {
  * CPU per event on CPython's random scan, 256 0.4. */
 #define AGENT_COLD_CHUNK 256u
 /* Misses of a kernel-readahead-served stream taken as served again
- * without a pagemap read (kernel_ra_gap). */
+ * without a pagemap read (leap_decide(), served_gap()). */
 #define AGENT_KRA_TRUST 3u
 
 #define AGENT_MAX_CGROUP_POLICIES 64

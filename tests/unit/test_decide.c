@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The decision step (user/lib/decide.c): what one fault asks for, with the
+ * one fact that needs I/O (is the gap between two misses mapped?) answered
+ * by a stand-in that counts how often it is asked.
+ */
+#include <string.h>
+
+#include "engine_test.h"
+#include "leap/decide.h"
+
+static struct {
+	bool answer;
+	unsigned asked;
+	uint64_t first;
+	uint32_t n;
+} fact;
+
+static bool fake_mapped(void *ctx, uint64_t first, uint32_t n)
+{
+	(void)ctx;
+	fact.asked++;
+	fact.first = first;
+	fact.n = n;
+	return fact.answer;
+}
+
+struct rig {
+	int64_t storage[LEAP_HSIZE_MAX];
+	struct leap_stream s;
+	struct leap_params p;
+	struct leap_decide_cfg cfg;
+	uint64_t out[LEAP_PW_LIMIT];
+	struct leap_plan plan;
+};
+
+static void rig_init(struct rig *r, uint32_t ra_pages)
+{
+	memset(r, 0, sizeof(*r));
+	memset(&fact, 0, sizeof(fact));
+	leap_params_default(&r->p);
+	leap_stream_init(&r->s, r->storage, LEAP_HSIZE_MAX);
+	r->cfg = (struct leap_decide_cfg){.ra_pages = ra_pages,
+					  .follow_kernel_ra = true,
+					  .lead_on_late = true,
+					  .kra_trust = 3};
+}
+
+static uint32_t miss(struct rig *r, uint64_t page, bool fill)
+{
+	struct leap_fault f = {.page = page, .fill = fill};
+
+	return leap_decide(&r->s, &r->p, &r->cfg, &f, fake_mapped, NULL, r->out,
+			   LEAP_PW_LIMIT, &r->plan);
+}
+
+/*
+ * A stride wider than the kernel's readahead reach never asks, and the
+ * decision is the engine's own: the same windows as leap_stream_access()
+ * on a twin stream (one program's decisions are unchanged).
+ */
+static void test_wide_stride_is_the_engines(void **state)
+{
+	int64_t twin_storage[LEAP_HSIZE_MAX];
+	uint64_t twin_out[LEAP_PW_LIMIT];
+	struct leap_decision d;
+	struct leap_stream twin;
+	static struct rig r;
+	uint64_t pt = 5000;
+	uint32_t windows = 0;
+	(void)state;
+
+	rig_init(&r, 8);
+	leap_stream_init(&twin, twin_storage, LEAP_HSIZE_MAX);
+	for (int i = 0; i < 40; i++, pt += 16) {
+		uint32_t n = miss(&r, pt, false);
+		uint32_t m =
+			leap_stream_access(&twin, &r.p, pt, false, twin_out, LEAP_PW_LIMIT, &d);
+
+		assert_int_equal(n, m);
+		assert_memory_equal(r.out, twin_out, n * sizeof(*twin_out));
+		assert_true(r.plan.kra_checked);
+		assert_int_equal(r.plan.ra_gap, 0);
+		assert_false(r.plan.hold);
+		windows += n > 0;
+	}
+	assert_int_equal(fact.asked, 0);
+	assert_true(windows > 30);
+}
+
+/*
+ * Misses every 8 pages with the gaps mapped: the kernel's readahead
+ * serves a read stream.  The first gap is asked about, the next three
+ * are taken on trust, the fifth is asked again; the windows start past
+ * the kernel's reach; nothing is held.
+ */
+static void test_served_read_stream_goes_beyond(void **state)
+{
+	static struct rig r;
+	uint64_t pt = 1000;
+	(void)state;
+
+	rig_init(&r, 8);
+	fact.answer = true;
+	miss(&r, pt, false); /* no previous miss: nothing to ask */
+	assert_int_equal(fact.asked, 0);
+	pt += 8;
+	miss(&r, pt, false);
+	assert_int_equal(fact.asked, 1);
+	assert_int_equal(fact.first, 1001);
+	assert_int_equal(fact.n, 7);
+	assert_int_equal(r.plan.ra_gap, 8);
+	assert_false(r.plan.hold);
+	for (int i = 0; i < 3; i++) {
+		pt += 8;
+		miss(&r, pt, false);
+		assert_int_equal(r.plan.ra_gap, 8);
+		assert_false(r.plan.asked);
+	}
+	assert_int_equal(fact.asked, 1);
+	pt += 8;
+	miss(&r, pt, false);
+	assert_true(r.plan.asked);
+	assert_int_equal(fact.asked, 2);
+	/* After a few misses the trend is +1 and the window starts beyond
+	 * what the kernel is reading around pt. */
+	for (int i = 0; i < 6; i++) {
+		pt += 8;
+		miss(&r, pt, false);
+	}
+	assert_true(r.plan.n > 0);
+	assert_true(r.out[0] >= pt + 7);
+	assert_int_equal(r.plan.cold_n, 0); /* a read stream: nothing made cold */
+}
+
+/*
+ * A served fill is held (its window counted, not meant to be issued),
+ * and the pages it went past come out for MADV_COLD, cold_behind pages
+ * behind it, in runs of at least cold_chunk.
+ */
+static void test_served_fill_held_and_cold(void **state)
+{
+	static struct rig r;
+	uint64_t pt = 20000, cold_pages = 0, cold_end = 0;
+	(void)state;
+
+	rig_init(&r, 8);
+	r.cfg.cold_behind = 64;
+	r.cfg.cold_chunk = 16;
+	fact.answer = true;
+	for (int i = 0; i < 60; i++, pt += 8) {
+		miss(&r, pt, true);
+		if (i > 0)
+			assert_true(r.plan.hold);
+		if (r.plan.cold_n) {
+			assert_true(r.plan.cold_n >= 16);
+			assert_true(r.plan.cold_first + r.plan.cold_n <= pt - 64);
+			cold_pages += r.plan.cold_n;
+			cold_end = r.plan.cold_first + r.plan.cold_n;
+		}
+	}
+	assert_true(cold_pages > 300);
+	assert_true(cold_end <= pt - 64);
+
+	/* Pushed only: never held, and the window goes past the kernel's. */
+	rig_init(&r, 8);
+	r.cfg.hold_none = true;
+	fact.answer = true;
+	for (int i = 0; i < 10; i++, pt += 8) {
+		miss(&r, pt, true);
+		assert_false(r.plan.hold);
+	}
+	assert_int_equal(r.plan.ra_gap, 8);
+}
+
+/* An unmapped gap is a real stride of 8: asked every time, windows out. */
+static void test_unmapped_gap_is_a_stride(void **state)
+{
+	static struct rig r;
+	uint64_t pt = 3000;
+	uint32_t windows = 0;
+	(void)state;
+
+	rig_init(&r, 8);
+	fact.answer = false;
+	for (int i = 0; i < 20; i++, pt += 8) {
+		windows += miss(&r, pt, false) > 0;
+		assert_int_equal(r.plan.ra_gap, 0);
+		assert_false(r.plan.hold);
+	}
+	assert_int_equal(fact.asked, 19);
+	assert_true(windows > 10);
+	assert_int_equal((r.out[0] - (pt - 8)) % 8, 0);
+}
+
+/*
+ * A hit asks nothing; readahead off asks nothing; a late miss leads only
+ * where the agent wants leads (not in backend mode).
+ */
+static void test_hits_readahead_off_and_late(void **state)
+{
+	static struct rig r;
+	struct leap_fault f = {.page = 100, .hit = true};
+	uint64_t pt = 8000;
+	(void)state;
+
+	rig_init(&r, 8);
+	fact.answer = true;
+	miss(&r, 92, false);
+	leap_decide(&r.s, &r.p, &r.cfg, &f, fake_mapped, NULL, r.out, LEAP_PW_LIMIT,
+		    &r.plan);
+	assert_false(r.plan.kra_checked);
+	assert_int_equal(fact.asked, 0);
+
+	rig_init(&r, 0);
+	fact.answer = true;
+	for (int i = 0; i < 5; i++, pt += 4)
+		miss(&r, pt, false);
+	assert_int_equal(fact.asked, 0);
+
+	for (int lead = 0; lead < 2; lead++) {
+		rig_init(&r, 0);
+		r.cfg.lead_on_late = lead;
+		pt = 8000;
+		for (int i = 0; i < 6; i++, pt += 8)
+			miss(&r, pt, false);
+		f = (struct leap_fault){.page = pt, .late = true};
+		leap_decide(&r.s, &r.p, &r.cfg, &f, fake_mapped, NULL, r.out,
+			    LEAP_PW_LIMIT, &r.plan);
+		if (lead)
+			assert_true(r.s.lead > 0);
+		else
+			assert_int_equal(r.s.lead, 0);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_wide_stride_is_the_engines),
+		cmocka_unit_test(test_served_read_stream_goes_beyond),
+		cmocka_unit_test(test_served_fill_held_and_cold),
+		cmocka_unit_test(test_unmapped_gap_is_a_stride),
+		cmocka_unit_test(test_hits_readahead_off_and_late),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
