@@ -16,7 +16,9 @@
 # one's end), its median over --reps and the ratio off / row, with the
 # agent's prefetches, hits, late prefetches, reaction p99 (fault to the
 # window's process_madvise returned), dispatch p99 (fault to it entered)
-# and its queue's drops.  Needs root, swap, python3; no jq (a machine without a package
+# and its queue's drops, and how busy the CPUs were over the programs' run
+# (busy%: not idle nor in iowait, of all CPUs; iowt%: in iowait): a row at
+# ~100% busy is bound by the CPUs, not by the agent's reaction.  Needs root, swap, python3; no jq (a machine without a package
 # registry runs it too).
 #
 #   tools/bench-host.sh [--n "1 2 4 8"] [--reps 3] [--workers "0 4"] [--mib 256]
@@ -69,9 +71,9 @@ def med(xs):
 gain = {}  # (machine, layout, row) -> [(n, off / row)]
 for machine in machines:
     print(machine)
-    print("%-8s %-3s %-9s %8s %7s %9s %9s %8s %9s %9s %7s %8s %4s" % ("layout", "n", "row",
-          "wall_s", "vs_off", "prefetch", "hits", "late", "p99_us", "disp99_us", "stale",
-          "overflow", "bad"))
+    print("%-8s %-3s %-9s %8s %7s %9s %9s %8s %9s %9s %7s %8s %4s %5s %6s" % ("layout", "n",
+          "row", "wall_s", "vs_off", "prefetch", "hits", "late", "p99_us", "disp99_us", "stale",
+          "overflow", "bad", "busy%", "iowt%"))
     mrows = [r for r in rows if r["machine"] == machine]
     for layout, n in sorted({(r["layout"], int(r["n"])) for r in mrows}):
         g = [r for r in mrows if r["layout"] == layout and int(r["n"]) == n]
@@ -81,13 +83,15 @@ for machine in machines:
             w = med([float(r["wall_s"]) for r in h])
             if row != "off":
                 gain.setdefault((machine, layout, row), []).append((n, off / w))
-            print("%-8s %-3d %-9s %8.2f %7.2f %9d %9d %8d %9.0f %9.0f %7d %8d %4d" % (layout,
-                  n, row, w, off / w, med([int(r["prefetched"]) for r in h]),
+            print("%-8s %-3d %-9s %8.2f %7.2f %9d %9d %8d %9.0f %9.0f %7d %8d %4d %5.0f %6.0f" % (
+                  layout, n, row, w, off / w, med([int(r["prefetched"]) for r in h]),
                   med([int(r["hits"]) for r in h]), med([int(r["late"]) for r in h]),
                   med([float(r["reaction_p99_us"]) for r in h]),
                   med([float(r.get("dispatch_p99_us") or 0) for r in h]),
                   med([int(r["stale"]) for r in h]), med([int(r["overflow"]) for r in h]),
-                  sum(int(r["bad"]) for r in h)))
+                  sum(int(r["bad"]) for r in h),
+                  med([float(r.get("cpu_busy_pct") or "nan") for r in h]),
+                  med([float(r.get("iowait_pct") or "nan") for r in h])))
 
 # The gain against N, one line per machine, layout and row (gnuplot, if
 # installed), beside the first CSV.
@@ -179,7 +183,7 @@ for w in $workers; do rows="$rows leap-w$w"; done
 {
 	echo "# machine: $(uname -r), $(nproc) CPUs, swap on $(awk 'NR > 1 {
 		n = $1; sub(".*/", "", n); printf "%s%s (%s)", sep, n, $2; sep = " + " }' /proc/swaps)"
-	echo "layout,n,row,rep,wall_s,prefetched,hits,late,reaction_p99_us,stale,overflow,bad,dispatch_p99_us"
+	echo "layout,n,row,rep,wall_s,prefetched,hits,late,reaction_p99_us,stale,overflow,bad,dispatch_p99_us,cpu_busy_pct,iowait_pct"
 } >"$out"
 
 # Appends the CSV line of one run: the agent's JSON (none: no agent) and
@@ -189,6 +193,18 @@ record() {
 import glob, json, os, sys
 js, layout, n, row, rep, wall, tmp = sys.argv[1:]
 a = json.load(open(js)) if os.path.exists(js) else {}
+# The CPUs over the programs' run (/proc/stat's first line before and
+# after): busy = not idle nor waiting for I/O, as a share of all CPUs.
+busy = iowait = 0.0
+try:
+    t0, t1 = ([int(x) for x in open(f"{tmp}/{w}.stat").read().split()[1:9]]
+              for w in ("start", "end"))
+    d = [y - x for x, y in zip(t0, t1)]
+    total = sum(d)
+    busy = 100.0 * (total - d[3] - d[4]) / total
+    iowait = 100.0 * d[4] / total
+except Exception:
+    pass
 if wall == "-":
     wall = a.get("wall_s", 0)
 bad = 0
@@ -199,9 +215,10 @@ for f in glob.glob(tmp + "/p*.out"):
         bad += 1
 print(",".join(str(x) for x in (layout, n, row, rep, wall, a.get("prefetched", 0),
     a.get("hits", 0), a.get("late_prefetches", 0), a.get("reaction_p99_us", 0),
-    a.get("windows_stale", 0), a.get("windows_overflow", 0), bad, a.get("dispatch_p99_us", 0))))
+    a.get("windows_stale", 0), a.get("windows_overflow", 0), bad, a.get("dispatch_p99_us", 0),
+    f"{busy:.1f}", f"{iowait:.1f}")))
 EOF
-	rm -f "$tmp"/p*.out "$tmp/run.json"
+	rm -f "$tmp"/p*.out "$tmp/run.json" "$tmp"/*.stat
 }
 
 # One run of N programs in one cgroup under `leap-agent run`, row $2.
@@ -214,8 +231,10 @@ run_one() {
 	"$AGENT" run --memory-limit $((n * 64))M --policy "$policy" "${wargs[@]}" \
 		--json "$tmp/run.json" -- sh -c '
 			n=$1 py=$2 prog=$3 mib=$4 pat=$5 tmp=$6
+			head -n 1 /proc/stat >"$tmp/start.stat"
 			for i in $(seq "$n"); do "$py" "$prog" "$mib" "$pat" >"$tmp/p$i.out" & done
-			wait' sh "$n" "$PY" "$root/tools/real/pyscan.py" "$mib" "$pattern" "$tmp" \
+			wait
+			head -n 1 /proc/stat >"$tmp/end.stat"' sh "$n" "$PY" "$root/tools/real/pyscan.py" "$mib" "$pattern" "$tmp" \
 		>/dev/null 2>"$tmp/run.err"
 	record one "$n" "$row" "$rep" -
 }
@@ -258,6 +277,7 @@ run_siblings() {
 		}
 	fi
 	t0=$(date +%s%N)
+	head -n 1 /proc/stat >"$tmp/start.stat"
 	for i in $(seq "$n"); do
 		# shellcheck disable=SC2016 # $$ and $1 are the child shell's
 		sh -c 'for f in "$1" "$2"; do [ -z "$f" ] || echo $$ >"$f/cgroup.procs"; done
@@ -267,6 +287,7 @@ run_siblings() {
 	done
 	wait "${pids[@]}"
 	t1=$(date +%s%N)
+	head -n 1 /proc/stat >"$tmp/end.stat"
 	if [ -n "$agent_pid" ]; then
 		kill -INT "$agent_pid"
 		wait "$agent_pid"

@@ -836,6 +836,37 @@ int leap_observer_set_armed(struct leap_observer *obs, bool on)
 	return 0;
 }
 
+int leap_observer_set_arming(struct leap_observer *obs, bool on)
+{
+	struct bpf_link **link;
+
+	if (!obs || !obs->arming)
+		return 0;
+	link = &obs->skel->links.leap_arm_bio;
+	if (!on) {
+		bpf_link__destroy(*link);
+		*link = NULL;
+		return 0;
+	}
+	if (*link)
+		return 0;
+	*link = bpf_program__attach(obs->skel->progs.leap_arm_bio);
+	if (!*link) {
+		int err = -errno;
+
+		leap_log(LEAP_LOG_ERROR, "attaching leap_arm_bio: %s", strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+int leap_observer_arming(const struct leap_observer *obs)
+{
+	if (!obs || !obs->arming)
+		return -1;
+	return obs->skel->links.leap_arm_bio != NULL;
+}
+
 int leap_observer_armed(const struct leap_observer *obs)
 {
 	if (!obs || !obs->arming)

@@ -159,6 +159,16 @@ int leap_observer_remove_pid(struct leap_observer *obs, __u32 tgid);
 int leap_observer_set_armed(struct leap_observer *obs, bool on);
 /* 1 armed, 0 not, -1 when the observer does not arm (hooks always on). */
 int leap_observer_armed(const struct leap_observer *obs);
+/*
+ * Arming: attaches (on) or detaches the block I/O hook that asks for the
+ * fault hooks.  While every target stands down nobody is to be armed, and
+ * the hook would still run at every block I/O of the host (on zram, at
+ * every page-in: ~3% of a program's time).  0 or -errno; a no-op without
+ * arming.
+ */
+int leap_observer_set_arming(struct leap_observer *obs, bool on);
+/* 1 when the block I/O hook is attached, 0 not, -1 without arming. */
+int leap_observer_arming(const struct leap_observer *obs);
 
 /*
  * Misses of thread tid wake no reader before until_ns (bpf_ktime_get_ns()

@@ -54,11 +54,11 @@ struct leap_decide_cfg {
 typedef bool (*leap_mapped_fn)(void *ctx, uint64_t first, uint32_t n);
 
 struct leap_plan {
-	uint32_t n;	    /* window pages written to out[] */
-	bool kra_checked;   /* a miss the kernel's readahead question applied to */
-	uint64_t ra_gap;    /* pages the kernel's readahead served (0: none) */
-	bool hold;	    /* it serves the stream: issue nothing, n pages held */
-	bool asked;	    /* the mapped callback was called */
+	uint32_t n;	     /* window pages written to out[] */
+	bool kra_checked;    /* a miss the kernel's readahead question applied to */
+	uint64_t ra_gap;     /* pages the kernel's readahead served (0: none) */
+	bool hold;	     /* it serves the stream: issue nothing, n pages held */
+	bool asked;	     /* the mapped callback was called */
 	uint64_t cold_first; /* pages the fill is done with: [cold_first, +cold_n) */
 	uint32_t cold_n;
 	struct leap_decision dec;

@@ -5,7 +5,8 @@
 # saves, says why, and prefetches again when page-ins get slow.  Real swap,
 # real processes (CPython strided scans):
 #  - swap on zram (a page-in is a few us of CPU): the target stands down,
-#    with the reason in the JSON summary and in status;
+#    with the reason in the JSON summary and in status, and every hook
+#    that follows its page-ins (the arming one too) off;
 #  - swap on a file on the disk: the same program is prefetched for, and
 #    its prefetches hit;
 #  - one attached agent, one program running throughout: it stands down
@@ -48,6 +49,8 @@ like "$(cat "$tmp/z.status" 2>/dev/null)" "target: +cgroup .* standing down" \
 	"status shows the target standing down"
 like "$(cat "$tmp/z.status" 2>/dev/null)" "verdict: +zram or pmem holds" \
 	"... with the verdict"
+like "$(cat "$tmp/z.status" 2>/dev/null)" "fault hooks: +off \(every target stands down\)" \
+	"... and no hook follows its page-ins, the one that arms included"
 
 # ---- the swap file: prefetch ---------------------------------------------------------
 swapoff "$zram"

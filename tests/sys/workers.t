@@ -7,7 +7,8 @@
 #    default (a quarter of the usable CPUs, 1 to 8; none below 4), and
 #    the run's JSON says which;
 #  - with workers, windows go through their queues (windows_queued,
-#    windows_issued), are prefetched and hit, and the data is intact;
+#    windows_issued), are prefetched and hit, and the data is intact; the
+#    pages behind the fill are made cold through the same queues;
 #  - --workers 0 issues from the event thread (nothing queued);
 #  - a pages-per-second budget ([agent] prefetch_rate) holds: pages over
 #    it are counted, not issued; it gets a worker where none would run,
@@ -68,6 +69,9 @@ pf=$(val two prefetched)
 diag "two workers: prefetched $pf hits $(val two hits) misses $(val two swapin_misses)"
 cmp_ok "$pf" '>' 3000 "thousands of pages prefetched"
 cmp_ok "$(($(val two hits) * 100))" '>' "$((pf * 50))" "most of them hit (> 50%)"
+# The fill (a write stream the kernel's readahead serves) hands the pages
+# it went past to the workers for MADV_COLD, behind its windows.
+cmp_ok "$(val two cold_behind_pages)" '>' 10000 "the workers made the pages behind the fill cold"
 
 run zero --config "$tmp/two.conf" --workers 0
 is "$(val zero workers)" 0 "--workers 0 overrides the config"

@@ -54,6 +54,24 @@ static int fake_issue(struct prefetcher *pf, uint32_t tgid, uint64_t *pages, uin
 	return (int)n;
 }
 
+/* The stand-in for MADV_COLD: recorded like a window, tagged. */
+#define COLD_TAG 0xc01dULL
+
+static int fake_cold(struct prefetcher *pf, uint32_t tgid, uint64_t first, uint32_t n)
+{
+	(void)pf;
+	pthread_mutex_lock(&fake.lock);
+	if (fake.n < CALLS_MAX) {
+		fake.call[fake.n].tgid = tgid;
+		fake.call[fake.n].n = n;
+		fake.call[fake.n].first = first;
+		fake.call[fake.n].marker = COLD_TAG;
+		fake.n++;
+	}
+	pthread_mutex_unlock(&fake.lock);
+	return (int)n;
+}
+
 static void gate(bool shut)
 {
 	pthread_mutex_lock(&fake.lock);
@@ -102,6 +120,7 @@ static struct issuer *start_depth(unsigned workers, double host_rate, unsigned d
 		.queue_depth = depth,
 		.like = &like,
 		.issue = fake_issue,
+		.cold = fake_cold,
 	};
 	struct issuer *q;
 
@@ -258,6 +277,54 @@ static void test_coalesce(void **state)
 }
 
 /*
+ * A fill's MADV_COLD range queued between two windows of its process:
+ * neither joined to them, nor trimmed (it is all behind the program by
+ * design), nor cut by a budget, nor counted as a window; it goes out in
+ * its turn.
+ */
+static void test_cold_range_rides_the_queue(void **state)
+{
+	static struct window_job j;
+	struct issuer_counters c;
+	struct issuer *q;
+	uint64_t progress = 5000;
+	uint32_t progress_tgid = 42;
+	(void)state;
+
+	q = start(1, 0);
+	issuer_set_rate(q, 1, 2); /* two pages a second: one per window */
+	gate(true);
+	submit(q, 0, 99, 9000, 1, 1, NULL, NULL);
+	wait_entered(1);
+	submit(q, 1, 42, 6000, 1, 1, &progress, &progress_tgid);
+	memset(&j, 0, offsetof(struct window_job, pages));
+	j.cold = true;
+	j.tgid = 42;
+	j.slot = 1;
+	j.n = 256;
+	j.pages[0] = 1000; /* 1000..1255: behind the program at 5000 */
+	j.progress = &progress;
+	j.progress_tgid = &progress_tgid;
+	assert_true(issuer_submit(q, &j));
+	submit(q, 1, 42, 6001, 1, 1, &progress, &progress_tgid);
+	gate(false);
+	wait_drained(q, &c);
+
+	assert_int_equal(fake.n, 4);
+	assert_int_equal(fake.call[1].first, 6000);
+	assert_int_equal(fake.call[2].marker, COLD_TAG);
+	assert_int_equal(fake.call[2].first, 1000);
+	assert_int_equal(fake.call[2].n, 256);
+	assert_int_equal(fake.call[3].first, 6001);
+	assert_int_equal(c.coalesced, 0);
+	assert_int_equal(c.stale, 0);
+	assert_int_equal(c.cold_jobs, 1);
+	assert_int_equal(c.queued, 3);
+	assert_int_equal(c.issued, 3);
+	issuer_stop(q);
+}
+
+/*
  * The program faulted at page 103 while the windows waited: pages at or
  * behind it are trimmed (ascending and descending windows), a window all
  * behind it is dropped without a call, and another process's progress
@@ -347,6 +414,7 @@ int main(void)
 		cmocka_unit_test(test_overflow_drops_oldest_and_serves_in_turn),
 		cmocka_unit_test(test_queue_of_one),
 		cmocka_unit_test(test_coalesce),
+		cmocka_unit_test(test_cold_range_rides_the_queue),
 		cmocka_unit_test(test_stale_windows_trimmed),
 		cmocka_unit_test(test_budget_cuts),
 		cmocka_unit_test(test_stop_discards_queued),

@@ -155,6 +155,7 @@ struct agent {
 	uint32_t gone[64];
 	unsigned ngone;
 	bool refused;
+	int cold_refused; /* MADV_COLD's error, 0: none */
 	struct prefetch_stats pf_sum;
 	struct pagemap_reader pm_sum;
 	/* Arming: when the targets' misses and hits last moved (event clock),

@@ -100,10 +100,10 @@ const struct agent_counter agent_counters[] = {
 	AGENT("worker_busy_ns", issued.busy_ns,
 	      "leap_agent_worker_busy_nanoseconds_total",
 	      "Time the workers spent issuing windows, all workers."),
-	AGENT("cold_behind_pages", pf.stats.cold_pages,
+	AGENT("cold_behind_pages", pf_sum.cold_pages,
 	      "leap_agent_cold_behind_pages_total",
 	      "Pages behind fills given MADV_COLD (cold_behind)."),
-	AGENT("cold_syscalls", pf.stats.cold.calls, "leap_agent_cold_syscalls_total",
+	AGENT("cold_syscalls", pf_sum.cold.calls, "leap_agent_cold_syscalls_total",
 	      "process_madvise(MADV_COLD) calls made."),
 	AGENT("fault_hook_arms", c.arms, "leap_agent_fault_hook_arms_total",
 	      "Times the fault hooks were attached because a target began swapping in "

@@ -43,6 +43,7 @@ struct issuer {
 	struct window_job jobs[ISSUER_JOBS];
 	struct issuer_counters c;
 	issuer_issue_fn issue;
+	issuer_cold_fn cold;
 	issuer_done_fn done;
 	void *ctx;
 	unsigned nworkers;
@@ -125,7 +126,9 @@ static void coalesce(struct issuer *q, struct window_job *j)
 {
 	struct job_queue *jq = &q->queue[j->slot];
 
-	while (jq->head && jq->head->tgid == j->tgid &&
+	if (j->cold)
+		return;
+	while (jq->head && jq->head->tgid == j->tgid && !jq->head->cold &&
 	       j->n + jq->head->n <= LEAP_PREFETCH_MAX_PAGES) {
 		struct window_job *next = jq->head;
 
@@ -171,7 +174,7 @@ static void trim_stale(struct window_job *j)
 	uint32_t k = 0;
 	bool up;
 
-	if (!j->progress || j->n < 2 ||
+	if (j->cold || !j->progress || j->n < 2 ||
 	    __atomic_load_n(j->progress_tgid, __ATOMIC_RELAXED) != j->tgid)
 		return;
 	last = __atomic_load_n(j->progress, __ATOMIC_RELAXED);
@@ -206,8 +209,11 @@ static void *worker_main(void *arg)
 			q->c.stale_pages += want - j->n;
 		q->c.stale += j->n == 0;
 		t0 = mono_ns();
-		allowed = bucket_take(&q->slot_budget[j->slot], j->n, t0);
-		allowed = bucket_take(&q->host_budget, allowed, t0);
+		/* Budgets are for the pages a window reads, not for those a
+		 * fill is done with. */
+		allowed =
+			j->cold ? j->n : bucket_take(&q->slot_budget[j->slot], j->n, t0);
+		allowed = j->cold ? allowed : bucket_take(&q->host_budget, allowed, t0);
 		if (allowed < j->n) {
 			q->c.budget_pages += j->n - allowed;
 			j->n = allowed;
@@ -216,14 +222,16 @@ static void *worker_main(void *arg)
 
 		cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		w->pf.dispatch_ns = 0;
-		if (j->n)
+		if (j->n && j->cold)
+			rc = q->cold(&w->pf, j->tgid, j->pages[0], j->n);
+		else if (j->n)
 			rc = q->issue(&w->pf, j->tgid, j->pages, j->n, j->marker);
 		j->dispatch_ns = w->pf.dispatch_ns;
 		if (q->done)
 			q->done(q->ctx, j, rc, clock_ns(CLOCK_THREAD_CPUTIME_ID) - cpu0);
 
 		pthread_mutex_lock(&q->lock);
-		if (j->n)
+		if (j->n && !j->cold)
 			q->c.issued++;
 		w->busy_ns += mono_ns() - t0;
 		q->c.in_hand--;
@@ -254,6 +262,7 @@ struct issuer *issuer_start(const struct issuer_config *cfg)
 	q->host_budget.rate = cfg->host_rate;
 	q->host_budget.tokens = cfg->host_rate;
 	q->issue = cfg->issue ? cfg->issue : prefetch_pages;
+	q->cold = cfg->cold ? cfg->cold : prefetch_cold;
 	q->done = cfg->done;
 	q->ctx = cfg->ctx;
 	for (unsigned i = 0; i < cfg->workers && !err; i++) {
@@ -325,7 +334,9 @@ bool issuer_submit(struct issuer *q, const struct window_job *job)
 		return false;
 	}
 	q->free_jobs = j->next;
-	memcpy(j, job, offsetof(struct window_job, pages) + job->n * sizeof(*job->pages));
+	memcpy(j, job,
+	       offsetof(struct window_job, pages) +
+		       (job->cold ? 1 : job->n) * sizeof(*job->pages));
 	j->slot = slot;
 	j->next = NULL;
 	if (jq->tail)
@@ -334,7 +345,10 @@ bool issuer_submit(struct issuer *q, const struct window_job *job)
 		jq->head = j;
 	jq->tail = j;
 	jq->len++;
-	q->c.queued++;
+	if (j->cold)
+		q->c.cold_jobs++;
+	else
+		q->c.queued++;
 	if (++q->c.depth > q->c.max_depth)
 		q->c.max_depth = q->c.depth;
 	pthread_cond_signal(&q->wake);
@@ -382,7 +396,9 @@ void issuer_counters(struct issuer *q, struct issuer_counters *c,
 		pf->map_errors += s->map_errors;
 		pf->record_calls += s->record_calls;
 		pf->shmem_windows += s->shmem_windows;
+		pf->cold_pages += s->cold_pages;
 		add_madvise_time(&pf->willneed, &s->willneed);
+		add_madvise_time(&pf->cold, &s->cold);
 		pm->scans += q->w[i].pf.pagemap.scans;
 		pm->reads += q->w[i].pf.pagemap.reads;
 	}

@@ -37,6 +37,9 @@ struct window_job {
 	struct window_job *next;
 	uint32_t tgid;
 	uint32_t slot; /* the target's stats slot: its queue */
+	/* MADV_COLD for the n pages from pages[0] (the pages a fill went
+	 * past), not a window: never trimmed, cut, nor joined to one. */
+	bool cold;
 	uint32_t n;
 	uint64_t marker;
 	uint64_t fault_ns;    /* the fault that asked for it (bpf_ktime_get_ns clock) */
@@ -56,12 +59,17 @@ struct window_job {
 typedef int (*issuer_issue_fn)(struct prefetcher *pf, uint32_t tgid, uint64_t *pages,
 			       uint32_t n, uint64_t marker);
 
+/* Makes n pages from first cold (prefetch_cold's contract). */
+typedef int (*issuer_cold_fn)(struct prefetcher *pf, uint32_t tgid, uint64_t first,
+			      uint32_t n);
+
 /* Called by a worker once a job is issued (or found all stale: rc 0). */
 typedef void (*issuer_done_fn)(void *ctx, const struct window_job *job, int rc,
 			       uint64_t cpu_ns);
 
 struct issuer_counters {
 	uint64_t queued;       /* windows queued */
+	uint64_t cold_jobs;    /* MADV_COLD ranges queued (not windows) */
 	uint64_t issued;       /* windows issued (process_madvise calls made for them) */
 	uint64_t coalesced;    /* windows issued with the one before them */
 	uint64_t stale;	       /* windows dropped: the program was past them */
@@ -90,6 +98,7 @@ struct issuer_config {
 	 * (map fds, the issued array; its own process cache). */
 	const struct prefetcher *like;
 	issuer_issue_fn issue; /* NULL: prefetch_pages */
+	issuer_cold_fn cold;   /* NULL: prefetch_cold */
 	issuer_done_fn done;
 	void *ctx;
 };

@@ -65,19 +65,19 @@ uint32_t leap_decide(struct leap_stream *s, const struct leap_params *p,
 		/* A served fill gets no window of ours (the agent's
 		 * decide_cfg() says why); a read stream's goes out past the
 		 * kernel's, unless every served stream is held. */
-		plan->hold = plan->ra_gap && !cfg->hold_none && (cfg->hold_all || f->fill);
+		plan->hold =
+			plan->ra_gap && !cfg->hold_none && (cfg->hold_all || f->fill);
 		if (plan->ra_gap && f->fill && cfg->cold_behind)
-			plan->cold_n = leap_behind_advance(&s->behind, f->page,
-							   f->page > prev ? 1 : -1,
-							   cfg->cold_behind, cfg->cold_chunk,
-							   &plan->cold_first);
+			plan->cold_n = leap_behind_advance(
+				&s->behind, f->page, f->page > prev ? 1 : -1,
+				cfg->cold_behind, cfg->cold_chunk, &plan->cold_first);
 	}
 	/* The kernel read about as far past this miss as it did past the last
 	 * one (its window is centred on a miss, mm/swap_state.c
 	 * swap_ra_info()): ours starts beyond. */
 	if (plan->ra_gap && !plan->hold)
-		plan->n = leap_stream_access_after_ra(s, p, f->page, plan->ra_gap - 1, out,
-						      cap, &plan->dec);
+		plan->n = leap_stream_access_after_ra(s, p, f->page, plan->ra_gap - 1,
+						      out, cap, &plan->dec);
 	else
 		plan->n = leap_stream_access(s, p, f->page, f->hit, out, cap, &plan->dec);
 	return plan->n;
