@@ -84,7 +84,13 @@ for k in $kernels; do
 		diag "$(grep -m 3 -E 'Oops|panic|RIP' "$run/console.log" 2>/dev/null)"
 	done
 	note "$k: guest status $rc after $(($(date +%s) - t0))s"
-	isnt "$rc" 124 "$k: the guest finished within its timeout"
+	isnt "$rc" 124 "$k: the guest finished within its timeout" || {
+		# Where the guest's checks were when it ran out of time (tee'd
+		# live through the 9p run dir), and the newest of their logs.
+		diag "$k: the guest's checks so far: $(tail -n 8 "$run/out/checks.tap" 2>/dev/null)"
+		last=$(ls -t "$run/out"/*.err "$run/out"/*.log 2>/dev/null | head -n 1)
+		[ -z "$last" ] || diag "$k: $last: $(tail -n 8 "$last")"
+	}
 	[ -f "$run/out/results.env" ]
 	ok $? "$k: the guest reported results" || {
 		diag "$(tail -n 30 "$run/console.log" 2>/dev/null)"

@@ -663,6 +663,16 @@ static void thread_quiet(struct agent *a, const struct leap_event *ev, bool hold
 	}
 }
 
+/* The kernel refused MADV_COLD: said once, and no more cold pages. */
+static void cold_refused_now(struct agent *a, int rc)
+{
+	fprintf(stderr,
+		"leap-agent: process_madvise(MADV_COLD) refused (%s); pages "
+		"behind fills are left to reclaim from now on\n",
+		strerror(-rc));
+	a->cold_ok = false;
+}
+
 /*
  * Leap's eager eviction, as far as a stock kernel allows: the pages a fill
  * went past cold_behind pages ago get MADV_COLD, so that reclaim in the
@@ -676,15 +686,6 @@ static void thread_quiet(struct agent *a, const struct leap_event *ev, bool hold
  * sort at 25% 0.96x -> 0.81x.  The decision (leap_decide()) says which
  * pages; this executes it.
  */
-static void cold_refused_now(struct agent *a, int rc)
-{
-	fprintf(stderr,
-		"leap-agent: process_madvise(MADV_COLD) refused (%s); pages "
-		"behind fills are left to reclaim from now on\n",
-		strerror(-rc));
-	a->cold_ok = false;
-}
-
 static void make_cold(struct agent *a, const struct agent_target *t, uint32_t tgid,
 		      uint64_t first, uint32_t n)
 {
