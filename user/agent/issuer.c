@@ -211,9 +211,11 @@ static void *worker_main(void *arg)
 		t0 = mono_ns();
 		/* Budgets are for the pages a window reads, not for those a
 		 * fill is done with. */
-		allowed =
-			j->cold ? j->n : bucket_take(&q->slot_budget[j->slot], j->n, t0);
-		allowed = j->cold ? allowed : bucket_take(&q->host_budget, allowed, t0);
+		allowed = j->n;
+		if (!j->cold) {
+			allowed = bucket_take(&q->slot_budget[j->slot], allowed, t0);
+			allowed = bucket_take(&q->host_budget, allowed, t0);
+		}
 		if (allowed < j->n) {
 			q->c.budget_pages += j->n - allowed;
 			j->n = allowed;
