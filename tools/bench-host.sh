@@ -18,8 +18,12 @@
 # window's process_madvise returned), dispatch p99 (fault to it entered)
 # and its queue's drops, and how busy the CPUs were over the programs' run
 # (busy%: not idle nor in iowait, of all CPUs; iowt%: in iowait): a row at
-# ~100% busy is bound by the CPUs, not by the agent's reaction.  Needs root, swap, python3; no jq (a machine without a package
-# registry runs it too).
+# ~100% busy is bound by the CPUs, not by the agent's reaction.  The CSV
+# also has the pages swapped in and out and the disks' reads, writes and
+# read wait over the run; the table shows them as the disks' I/Os per
+# second (kio/s) and a read's mean wait (rd_us): a row near the disk's
+# ceiling of I/Os is bound by the disk.  Needs root, swap, python3; no jq
+# (a machine without a package registry runs it too).
 #
 #   tools/bench-host.sh [--n "1 2 4 8"] [--reps 3] [--workers "0 4"] [--mib 256]
 #                       [--layout "one siblings"] [--pattern stride:16] [--out FILE.csv]
@@ -66,14 +70,20 @@ for name in files:
     for r in csv.DictReader(l for l in lines if not l.startswith("#")):
         r["machine"] = machine
         rows.append(r)
+# The disks' I/Os of a run and their reads' mean wait (nan in older files).
+def disk_ios(r):
+    return float(r.get("disk_reads") or "nan") + float(r.get("disk_writes") or "nan")
+def read_wait_us(r):
+    reads = float(r.get("disk_reads") or 0)
+    return 1e3 * float(r.get("read_wait_ms") or 0) / reads if reads else float("nan")
 def med(xs):
     return statistics.median(xs) if xs else float("nan")
 gain = {}  # (machine, layout, row) -> [(n, off / row)]
 for machine in machines:
     print(machine)
-    print("%-8s %-3s %-9s %8s %7s %9s %9s %8s %9s %9s %7s %8s %4s %5s %6s" % ("layout", "n",
+    print("%-8s %-3s %-9s %8s %7s %9s %9s %8s %9s %9s %7s %8s %4s %5s %6s %7s %6s" % ("layout", "n",
           "row", "wall_s", "vs_off", "prefetch", "hits", "late", "p99_us", "disp99_us", "stale",
-          "overflow", "bad", "busy%", "iowt%"))
+          "overflow", "bad", "busy%", "iowt%", "kio/s", "rd_us"))
     mrows = [r for r in rows if r["machine"] == machine]
     for layout, n in sorted({(r["layout"], int(r["n"])) for r in mrows}):
         g = [r for r in mrows if r["layout"] == layout and int(r["n"]) == n]
@@ -83,7 +93,7 @@ for machine in machines:
             w = med([float(r["wall_s"]) for r in h])
             if row != "off":
                 gain.setdefault((machine, layout, row), []).append((n, off / w))
-            print("%-8s %-3d %-9s %8.2f %7.2f %9d %9d %8d %9.0f %9.0f %7d %8d %4d %5.0f %6.0f" % (
+            print("%-8s %-3d %-9s %8.2f %7.2f %9d %9d %8d %9.0f %9.0f %7d %8d %4d %5.0f %6.0f %7.1f %6.0f" % (
                   layout, n, row, w, off / w, med([int(r["prefetched"]) for r in h]),
                   med([int(r["hits"]) for r in h]), med([int(r["late"]) for r in h]),
                   med([float(r["reaction_p99_us"]) for r in h]),
@@ -91,7 +101,9 @@ for machine in machines:
                   med([int(r["stale"]) for r in h]), med([int(r["overflow"]) for r in h]),
                   sum(int(r["bad"]) for r in h),
                   med([float(r.get("cpu_busy_pct") or "nan") for r in h]),
-                  med([float(r.get("iowait_pct") or "nan") for r in h])))
+                  med([float(r.get("iowait_pct") or "nan") for r in h]),
+                  med([disk_ios(r) / float(r["wall_s"]) / 1e3 for r in h]),
+                  med([read_wait_us(r) for r in h])))
 
 # The gain against N, one line per machine, layout and row (gnuplot, if
 # installed), beside the first CSV.
@@ -178,12 +190,28 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
+# What the CPUs and the swap have done so far, in the file $1: /proc/stat's
+# first line; pages swapped in and out (/proc/vmstat); reads, writes and
+# the reads' summed wait in ms of the block devices but loop ones
+# (Documentation/block/stat.rst): the swap's device counts there.
+cat >"$tmp/snap" <<'EOF'
+#!/bin/sh
+{
+	head -n 1 /proc/stat
+	awk '/^pswpin /{i=$2} /^pswpout /{o=$2} END{print "swap", i, o}' /proc/vmstat
+	for d in /sys/block/*; do
+		case ${d##*/} in loop* | ram*) ;; *) cat "$d/stat" ;; esac
+	done | awk '{r += $1; ms += $4; w += $5} END {print "disk", r, w, ms}'
+} >"$1"
+EOF
+chmod +x "$tmp/snap"
+
 rows="off leap"
 for w in $workers; do rows="$rows leap-w$w"; done
 {
 	echo "# machine: $(uname -r), $(nproc) CPUs, swap on $(awk 'NR > 1 {
 		n = $1; sub(".*/", "", n); printf "%s%s (%s)", sep, n, $2; sep = " + " }' /proc/swaps)"
-	echo "layout,n,row,rep,wall_s,prefetched,hits,late,reaction_p99_us,stale,overflow,bad,dispatch_p99_us,cpu_busy_pct,iowait_pct"
+	echo "layout,n,row,rep,wall_s,prefetched,hits,late,reaction_p99_us,stale,overflow,bad,dispatch_p99_us,cpu_busy_pct,iowait_pct,pswpin,pswpout,disk_reads,disk_writes,read_wait_ms"
 } >"$out"
 
 # Appends the CSV line of one run: the agent's JSON (none: no agent) and
@@ -195,14 +223,18 @@ js, layout, n, row, rep, wall, tmp = sys.argv[1:]
 a = json.load(open(js)) if os.path.exists(js) else {}
 # The CPUs over the programs' run (/proc/stat's first line before and
 # after): busy = not idle nor waiting for I/O, as a share of all CPUs.
+# The swap's pages and the disks' I/Os between the same two points.
 busy = iowait = 0.0
+io = [0] * 5
 try:
-    t0, t1 = ([int(x) for x in open(f"{tmp}/{w}.stat").read().split()[1:9]]
-              for w in ("start", "end"))
+    snaps = [open(f"{tmp}/{w}.stat").read().splitlines() for w in ("start", "end")]
+    t0, t1 = ([int(x) for x in lines[0].split()[1:9]] for lines in snaps)
     d = [y - x for x, y in zip(t0, t1)]
     total = sum(d)
     busy = 100.0 * (total - d[3] - d[4]) / total
     iowait = 100.0 * d[4] / total
+    c0, c1 = ([int(x) for l in lines[1:] for x in l.split()[1:]] for lines in snaps)
+    io = [y - x for x, y in zip(c0, c1)]
 except Exception:
     pass
 if wall == "-":
@@ -216,7 +248,7 @@ for f in glob.glob(tmp + "/p*.out"):
 print(",".join(str(x) for x in (layout, n, row, rep, wall, a.get("prefetched", 0),
     a.get("hits", 0), a.get("late_prefetches", 0), a.get("reaction_p99_us", 0),
     a.get("windows_stale", 0), a.get("windows_overflow", 0), bad, a.get("dispatch_p99_us", 0),
-    f"{busy:.1f}", f"{iowait:.1f}")))
+    f"{busy:.1f}", f"{iowait:.1f}", *io)))
 EOF
 	rm -f "$tmp"/p*.out "$tmp/run.json" "$tmp"/*.stat
 }
@@ -231,10 +263,10 @@ run_one() {
 	"$AGENT" run --memory-limit $((n * 64))M --policy "$policy" "${wargs[@]}" \
 		--json "$tmp/run.json" -- sh -c '
 			n=$1 py=$2 prog=$3 mib=$4 pat=$5 tmp=$6
-			head -n 1 /proc/stat >"$tmp/start.stat"
+			"$tmp/snap" "$tmp/start.stat"
 			for i in $(seq "$n"); do "$py" "$prog" "$mib" "$pat" >"$tmp/p$i.out" & done
 			wait
-			head -n 1 /proc/stat >"$tmp/end.stat"' sh "$n" "$PY" "$root/tools/real/pyscan.py" "$mib" "$pattern" "$tmp" \
+			"$tmp/snap" "$tmp/end.stat"' sh "$n" "$PY" "$root/tools/real/pyscan.py" "$mib" "$pattern" "$tmp" \
 		>/dev/null 2>"$tmp/run.err"
 	record one "$n" "$row" "$rep" -
 }
@@ -277,7 +309,7 @@ run_siblings() {
 		}
 	fi
 	t0=$(date +%s%N)
-	head -n 1 /proc/stat >"$tmp/start.stat"
+	"$tmp/snap" "$tmp/start.stat"
 	for i in $(seq "$n"); do
 		# shellcheck disable=SC2016 # $$ and $1 are the child shell's
 		sh -c 'for f in "$1" "$2"; do [ -z "$f" ] || echo $$ >"$f/cgroup.procs"; done
@@ -287,7 +319,7 @@ run_siblings() {
 	done
 	wait "${pids[@]}"
 	t1=$(date +%s%N)
-	head -n 1 /proc/stat >"$tmp/end.stat"
+	"$tmp/snap" "$tmp/end.stat"
 	if [ -n "$agent_pid" ]; then
 		kill -INT "$agent_pid"
 		wait "$agent_pid"

@@ -53,6 +53,11 @@
 # Output: table on stdout, bench/out/real-*.csv, real-summary.{csv,md},
 # real-speedup.png (gnuplot).
 #
+# Host rows (--host, after the programs, on the same swap): N CPython
+# strided scans at once, in one cgroup and in N sibling cgroups under one
+# attach, off against leap (tools/bench-host.sh, docs/bench-real.md#host-rows);
+# their table is printed and their CSV and plot written beside the others.
+#
 # --quick: the check variant (tests/sys/bench-real-quick.t): small sizes,
 # py-stride and perl-stride, rows b and c only, and exit 1 if a median of c is more than --max-slowdown
 # percent slower than b's.
@@ -82,6 +87,7 @@ AGENT_ARGS=()
 BPF_STATS=1 # one extra, untimed run per agent row (see the end)
 SWAP=file
 BK_MEMD_ARGS=
+HOST_NS="1 2 4" # programs at once in the host rows ("" for none)
 
 usage()
 {
@@ -107,13 +113,15 @@ Usage: tools/bench-real.sh [OPTION...]          (root)
                       zram, or on leap-swapd + leap-memd (enables row e)
   --memd-delay-us US  with --swap backend: leap-memd holds each reply US
                       microseconds (an emulated network; default 0)
+  --host "N..."       host rows: N strided scans at once, for each N (default
+                      "$HOST_NS"; "" for none; not with --quick or --swap backend)
 EOF
 }
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--programs | --limits | --rows | --reps | --mib | --agent-arg | --timeout | --out | \
-		--max-slowdown | --swap | --memd-delay-us)
+		--max-slowdown | --swap | --memd-delay-us | --host)
 		[ $# -ge 2 ] || {
 			echo "bench-real: $1 needs a value" >&2
 			exit 2
@@ -130,6 +138,7 @@ while [ $# -gt 0 ]; do
 		--max-slowdown) MAX_SLOWDOWN=$2 ;;
 		--swap) SWAP=$2 ;;
 		--memd-delay-us) BK_MEMD_ARGS="--delay-us $2" ;;
+		--host) HOST_NS=$2 ;;
 		esac
 		shift 2
 		;;
@@ -155,7 +164,10 @@ while [ $# -gt 0 ]; do
 	esac
 done
 
-for v in "$REPS" "$MIB" "$RUN_TIMEOUT" "$MAX_SLOWDOWN"; do
+# The host rows run on a file or zram, and not in the check variant.
+[ "$SWAP" != backend ] && [ "$QUICK" = 0 ] || HOST_NS=
+host_max=1
+for v in "$REPS" "$MIB" "$RUN_TIMEOUT" "$MAX_SLOWDOWN" $HOST_NS; do
 	[[ $v =~ ^[0-9]+$ ]] && [ "$v" -gt 0 ] || {
 		echo "bench-real: '$v' is not a positive number" >&2
 		exit 2
@@ -250,7 +262,9 @@ fixture_register rm -rf "$scratch"
 export TMPDIR=$scratch
 
 # Swap: every program's data, plus the swap cache's duplicates.
-swap_mib=$((MIB * 4 + 256))
+# Host rows: N programs' data at once.
+for n in $HOST_NS; do [ "$n" -le "$host_max" ] || host_max=$n; done
+swap_mib=$((MIB * (host_max > 4 ? host_max : 4) + 256))
 if [ "$SWAP" = file ]; then
 	swap_file_on "$swap_mib" >/dev/null || exit 1
 elif [ "$SWAP" = zram ]; then
@@ -423,6 +437,12 @@ if [ "$BPF_STATS" = 1 ]; then
 		done
 	done
 	echo "# BPF statistics runs done"
+fi
+
+if [ -n "$HOST_NS" ]; then
+	echo "# host rows: $HOST_NS programs at once, $REPS repetitions"
+	AGENT=$AGENT PY=$PY bash "$here/bench-host.sh" --n "$HOST_NS" --reps "$REPS" --mib "$MIB" \
+		--layout "one siblings" --out "${CSV%/*}/host-${CSV##*/real-}" || bad=1
 fi
 
 check=()
