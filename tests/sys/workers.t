@@ -9,6 +9,9 @@
 #  - with workers, windows go through their queues (windows_queued,
 #    windows_issued), are prefetched and hit, and the data is intact; the
 #    pages behind the fill are made cold through the same queues;
+#  - the JSON has each worker's busy time (adding up to worker_busy_ns)
+#    and the windows queued now; `stats` and its Prometheus format show
+#    them while the agent runs;
 #  - --workers 0 issues from the event thread (nothing queued);
 #  - a pages-per-second budget ([agent] prefetch_rate) holds: pages over
 #    it are counted, not issued; it gets a worker where none would run,
@@ -65,6 +68,10 @@ run two --config "$tmp/two.conf"
 is "$(val two workers)" 2 "[agent] workers = 2 starts two workers"
 cmp_ok "$(val two windows_issued)" '>' 100 "windows were issued by the workers"
 cmp_ok "$(val two windows_queued)" '>=' "$(val two windows_issued)" "... each one queued first"
+is "$(val two 'worker_busy_ns_each | length')" 2 "the JSON has each worker's busy time"
+is "$(val two 'worker_busy_ns_each | add')" "$(val two worker_busy_ns)" "... which add up to worker_busy_ns"
+cmp_ok "$(val two 'worker_busy_ns_each | min')" '>' 0 "... and both workers issued windows"
+like "$(val two queue_depth)" '^[0-9]+$' "... and the windows queued when the program ended"
 pf=$(val two prefetched)
 diag "two workers: prefetched $pf hits $(val two hits) misses $(val two swapin_misses)"
 cmp_ok "$pf" '>' 3000 "thousands of pages prefetched"
@@ -149,6 +156,14 @@ for cg in "$cga" "$cgb"; do
 	cmp_ok "${pf:-0}" '>' 1000 "target ${cg##*/}: its own prefetches ($pf)"
 	cmp_ok "${hit:-0}" '>' 500 "target ${cg##*/}: and its own hits ($hit)"
 done
+"$AGENT" stats >"$tmp/stats.txt"
+like "$(cat "$tmp/stats.txt")" "workers: 2, busy \\(s\\): [0-9.]+ [0-9.]+; windows queued now: [0-9]+" \
+	"stats: one line with each worker's busy time and the queue"
+"$AGENT" stats --format prometheus >"$tmp/stats.prom"
+is "$(grep -c '^leap_agent_worker_busy_seconds_total{worker="[01]"} [0-9.e+-]*$' "$tmp/stats.prom")" 2 \
+	"Prometheus: leap_agent_worker_busy_seconds_total for each worker" ||
+	diag "$(grep worker_busy "$tmp/stats.prom")"
+like "$(cat "$tmp/stats.prom")" "# TYPE leap_agent_queue_depth gauge" "... and the queue's depth as a gauge"
 
 # Stopped mid-run: queued windows are dropped, the programs go on alone.
 both 96M

@@ -4,6 +4,7 @@
 
 #include "agent.h"
 #include "counters.h"
+#include "state.h"
 
 #define SLOT(key, field, prom, help)                                                     \
 	{                                                                                \
@@ -191,6 +192,19 @@ void agent_counters_json(json_object *o, const struct agent *a,
 				o, c->key,
 				json_object_new_uint64(agent_counter_value(a, tot, c)));
 	}
+}
+
+void agent_workers_json(json_object *o, const struct agent *a)
+{
+	json_object *each = json_object_new_array();
+	unsigned n = issuer_workers(a->iss);
+
+	for (unsigned i = 0; i < n; i++)
+		json_object_array_add(
+			each, json_object_new_uint64(a->issued.worker_busy_ns[i]));
+	json_object_object_add(o, STATE_A_WORKER_BUSY, each);
+	json_object_object_add(o, STATE_A_QUEUE_DEPTH,
+			       json_object_new_uint64(a->issued.depth));
 }
 
 void agent_counters_line(FILE *f, json_object *o)

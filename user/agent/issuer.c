@@ -389,6 +389,7 @@ void issuer_counters(struct issuer *q, struct issuer_counters *c,
 		const struct prefetch_stats *s = &q->w[i].pf.stats;
 
 		c->busy_ns += q->w[i].busy_ns;
+		c->worker_busy_ns[i] = q->w[i].busy_ns;
 		pf->requested += s->requested;
 		pf->not_swapped += s->not_swapped;
 		pf->issued += s->issued;

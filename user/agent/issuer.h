@@ -79,8 +79,11 @@ struct issuer_counters {
 	uint64_t budget_pages; /* pages cut by a budget */
 	uint64_t max_depth;    /* windows queued at once, at most */
 	uint64_t busy_ns;      /* worker time spent issuing, all workers */
-	uint64_t depth;	       /* windows queued now */
-	uint64_t in_hand;      /* windows a worker has taken and not finished */
+	/* each worker's part of busy_ns (issuer_workers() of them): an
+	 * uneven split shows windows that wait while a worker sleeps */
+	uint64_t worker_busy_ns[ISSUER_WORKERS_MAX];
+	uint64_t depth;	  /* windows queued now */
+	uint64_t in_hand; /* windows a worker has taken and not finished */
 	/* overflow per target (stats slot), for saying which one falls behind */
 	uint64_t overflow_slot[LEAP_STATS_SLOTS];
 };

@@ -102,6 +102,37 @@ static void prom_swapd(FILE *f, const char *sock)
 	}
 }
 
+/* Each worker's busy time and the windows queued now (agent_workers_json). */
+static void prom_workers(FILE *f, json_object *ag)
+{
+	json_object *each = state_get(ag, STATE_A_WORKER_BUSY);
+	json_object *depth = state_get(ag, STATE_A_QUEUE_DEPTH);
+	size_t n = each && json_object_is_type(each, json_type_array)
+			   ? json_object_array_length(each)
+			   : 0;
+
+	if (n) {
+		prom_family(f, "leap_agent_worker_busy_seconds_total", "counter",
+			    "Time each worker spent issuing windows.");
+		for (size_t i = 0; i < n; i++) {
+			char id[24]; /* a size_t's digits */
+			struct prom_label l = {"worker", id};
+
+			snprintf(id, sizeof(id), "%zu", i);
+			prom_sample(f, "leap_agent_worker_busy_seconds_total", &l, 1,
+				    json_object_get_uint64(
+					    json_object_array_get_idx(each, i)) /
+					    1e9);
+		}
+	}
+	if (depth) {
+		prom_family(f, "leap_agent_queue_depth", "gauge",
+			    "Windows waiting for a worker now, all targets.");
+		prom_sample_u64(f, "leap_agent_queue_depth", NULL, 0,
+				json_object_get_uint64(depth));
+	}
+}
+
 /* The agent's own counters (the counter table, from the state file's
  * agent object), its CPU time and its BPF programs' run time. */
 static void prom_agent(FILE *f, json_object *ag)
@@ -126,6 +157,7 @@ static void prom_agent(FILE *f, json_object *ag)
 	mode[0] = (struct prom_label){"mode", "system"};
 	prom_sample(f, "leap_agent_cpu_seconds_total", mode, 1,
 		    json_object_get_double(state_get(ag, STATE_A_CPU_SYSTEM)));
+	prom_workers(f, ag);
 	if (state_get(ag, STATE_A_PREFETCH_CPU)) {
 		prom_family(f, "leap_agent_prefetch_syscall_cpu_seconds_total", "counter",
 			    "Agent CPU time spent inside process_madvise (the kernel's "

@@ -136,6 +136,7 @@ static json_object *agent_json(const struct agent *a)
 			       json_object_new_double(tv_s(ru.ru_stime)));
 	json_object_object_add(o, STATE_A_PREFETCH_CPU,
 			       json_object_new_double(a->pf_sum.willneed.cpu_ns / 1e9));
+	agent_workers_json(o, a);
 	if (a->bpf_stats) {
 		struct leap_prog_stats ps[16];
 		json_object *progs = json_object_new_object();

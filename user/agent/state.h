@@ -50,6 +50,8 @@
 #define STATE_A_BPF_PROGS    "bpf_progs" /* {name: {run_time_ns, run_cnt}} */
 #define STATE_A_RUN_TIME     "run_time_ns"
 #define STATE_A_RUN_CNT	     "run_cnt"
+#define STATE_A_WORKER_BUSY  "worker_busy_ns_each" /* [ns] per worker */
+#define STATE_A_QUEUE_DEPTH  "queue_depth"	   /* windows queued now */
 /* The reaction histograms. */
 #define STATE_R_BOUNDS "bounds_us"
 #define STATE_R_SLOTS  "slots" /* {"slot": {counts, sum_us}} */

@@ -18,6 +18,27 @@
 #include "state.h"
 #include "view.h"
 
+/* One line for the workers, where the agent has them: each one's busy
+ * time and the windows waiting for them now. */
+static void print_workers(const struct agent_view *v)
+{
+	json_object *ag = state_get(v->state, STATE_AGENT);
+	json_object *each = state_get(ag, STATE_A_WORKER_BUSY);
+	size_t n = each && json_object_is_type(each, json_type_array)
+			   ? json_object_array_length(each)
+			   : 0;
+
+	if (!n)
+		return;
+	printf("workers: %zu, busy (s):", n);
+	for (size_t i = 0; i < n; i++)
+		printf(" %.2f",
+		       json_object_get_uint64(json_object_array_get_idx(each, i)) / 1e9);
+	printf("; windows queued now: %llu\n",
+	       (unsigned long long)json_object_get_uint64(
+		       state_get(ag, STATE_A_QUEUE_DEPTH)));
+}
+
 static void print_text(const struct agent_view *v)
 {
 	printf("%-5s %-10s %12s %12s %12s %10s %12s %12s %12s %8s %8s  %s\n", "slot",
@@ -57,6 +78,7 @@ static void print_text(const struct agent_view *v)
 							 : "(not named yet)",
 				       (unsigned long long)v->leaves[i].id);
 	}
+	print_workers(v);
 }
 
 static json_object *to_json(const struct agent_view *v)

@@ -105,6 +105,7 @@ json_object *summary_build(struct agent *a, double wall_s, struct cpu_time cpu)
 	add_double(o, "prefetch_syscall_wall_s", a->pf_sum.willneed.wall_ns / 1e9);
 	json_object_object_add(o, "workers",
 			       json_object_new_int((int)issuer_workers(a->iss)));
+	agent_workers_json(o, a);
 	add_double(o, "cold_syscall_cpu_s", a->pf_sum.cold.cpu_ns / 1e9);
 	add_double(o, "agent_own_cpu_us_per_event", per_event_us(own_cpu, a->c.events));
 	add_double(o, "reaction_p50_us", agent_latency_us(a, 50));
