@@ -82,12 +82,16 @@ done
 # both scans on their major faults.
 cmp_ok "$(($(val seq hits) * 100))" '>' "$(($(val seq prefetched) * 60))" \
 	"seq: most prefetched pages were hit (> 60%; measured 85-96%)"
-# Measured: 128 MiB in 64 MiB, seq ~4,700 majors against ~8,900 with
-# defer, reverse ~5,200 against ~6,950.
-cmp_ok "$(($(val seq swapin_misses) * 100))" '<' "$(($(val seq-defer swapin_misses) * 85))" \
-	"seq: fewer major faults than with the stream left to the kernel"
-cmp_ok "$(($(val reverse swapin_misses) * 100))" '<' "$(($(val reverse-defer swapin_misses) * 90))" \
-	"reverse: fewer major faults than with the stream left to the kernel"
+# The major faults that read the device: the fill's ~4,100 misses on
+# zero-filled swap entries (no I/O, the same in every row) left out. They
+# had hidden the difference: a CI run read seq 4,728 against 5,521 with
+# defer, all misses counted (86%), and 613 against 1,378 device reads
+# (44%); three runs here since: seq 9-17%, reverse 26-36% (CI 28%).
+reads() { echo $(($(val "$1" swapin_misses) - $(val "$1" zero_filled_misses))); }
+cmp_ok "$(($(reads seq) * 100))" '<' "$(($(reads seq-defer) * 75))" \
+	"seq: fewer major faults that read the device than with the stream left to the kernel ($(reads seq) against $(reads seq-defer))"
+cmp_ok "$(($(reads reverse) * 100))" '<' "$(($(reads reverse-defer) * 75))" \
+	"reverse: fewer major faults that read the device than with the stream left to the kernel ($(reads reverse) against $(reads reverse-defer))"
 
 # The pages the fill went past (32,768 less the 256 of cold_behind) are
 # made cold, not the scans' (read streams); with --cold-behind 0 none are.
