@@ -12,9 +12,7 @@
 #  - the JSON has each worker's busy time (adding up to worker_busy_ns)
 #    and the windows queued now; `stats` and its Prometheus format show
 #    them while the agent runs;
-#  - --workers 0 issues from the event thread (nothing queued), the
-#    windows of one ring-buffer read together: a stream's joined
-#    (windows_coalesced);
+#  - --workers 0 issues from the event thread (nothing queued);
 #  - a pages-per-second budget ([agent] prefetch_rate) holds: pages over
 #    it are counted, not issued; it gets a worker where none would run,
 #    and --workers 0 with one warns;
@@ -85,8 +83,6 @@ cmp_ok "$(val two cold_behind_pages)" '>' 10000 "the workers made the pages behi
 run zero --config "$tmp/two.conf" --workers 0
 is "$(val zero workers)" 0 "--workers 0 overrides the config"
 is "$(val zero windows_queued)" 0 "... and nothing is queued"
-cmp_ok "$(val zero windows_coalesced)" '>' 0 \
-	"... and a stream's windows from one read of the ring buffer went out together"
 cmp_ok "$(val zero prefetched)" '>' 3000 "the event thread prefetched instead"
 
 # A budget well under what the scan asks for (tens of thousands of pages

@@ -159,9 +159,6 @@ void agent_refresh(struct agent *a)
 void agent_fini(struct agent *a)
 {
 	agent_stop_issuer(a);
-	free(a->batch);
-	a->batch = NULL;
-	a->nbatch = 0;
 	leaves_fini(&a->leaves);
 	prefetch_close(&a->pf);
 	leap_table_free(&a->streams);
@@ -792,62 +789,31 @@ static void cost_sample(struct agent *a, struct agent_target *t,
 		cost_apply(a, t);
 }
 
-static void issued_now(struct agent *a, struct agent_target *t, uint32_t tgid, int rc,
-		       uint64_t spent, uint64_t fault_ns, uint64_t event_ns);
-
-/* Windows decided from one read of the ring buffer, at most (agent.h). */
-#define AGENT_BATCH 16
-
 /*
  * A window decided: to a worker (issuer.h), which issues it and reports
- * back through window_done(); with --workers 0, into this read's batch
- * (agent_flush_windows()); in backend mode, issued here and now.
+ * back through window_done(); or, in backend mode and with --workers 0,
+ * issued here and now.
  */
-/* The job of a window decided for the stream s on the event ev. */
-static void job_fill(struct window_job *j, const struct agent_target *t,
-		     const struct leap_stream *s, const struct leap_event *ev,
-		     const uint64_t *cands, uint32_t n, uint64_t marker)
-{
-	memset(j, 0, offsetof(struct window_job, pages));
-	j->tgid = ev->tgid;
-	j->slot = t->slot;
-	j->n = n;
-	j->marker = marker;
-	j->fault_ns = ev->ts_ns;
-	j->event_ns = ev->ts_ns + ev->latency_ns;
-	j->progress = &s->hist.last_page;
-	j->progress_tgid = &s->key.tgid;
-	memcpy(j->pages, cands, n * sizeof(*cands));
-}
-
-/* The batch's next free job (issuing the batch if it is full), or NULL
- * if it cannot be had. */
-static struct window_job *batch_next(struct agent *a)
-{
-	if (!a->batch && !(a->batch = calloc(AGENT_BATCH, sizeof(*a->batch))))
-		return NULL;
-	if (a->nbatch == AGENT_BATCH)
-		agent_flush_windows(a);
-	return &a->batch[a->nbatch++];
-}
-
 static void issue_window(struct agent *a, struct agent_target *t, struct leap_stream *s,
 			 const struct leap_event *ev, uint64_t *cands, uint32_t n)
 {
 	uint64_t marker = s->ra_armed ? s->ra_marker : UINT64_MAX;
 	uint64_t spent = a->pf.stats.willneed.cpu_ns;
-	struct window_job *j;
 	int rc;
 
 	if (a->iss) {
-		static struct window_job job; /* this thread's only */
+		static struct window_job j; /* this thread's only */
 
-		job_fill(&job, t, s, ev, cands, n, marker);
-		issuer_submit(a->iss, &job);
-		return;
-	}
-	if (!a->be && (j = batch_next(a))) {
-		job_fill(j, t, s, ev, cands, n, marker);
+		j = (struct window_job){.tgid = ev->tgid,
+					.slot = t->slot,
+					.n = n,
+					.marker = marker,
+					.fault_ns = ev->ts_ns,
+					.event_ns = ev->ts_ns + ev->latency_ns,
+					.progress = &s->hist.last_page,
+					.progress_tgid = &s->key.tgid};
+		memcpy(j.pages, cands, n * sizeof(*cands));
+		issuer_submit(a->iss, &j);
 		return;
 	}
 	a->pf.dispatch_ns = 0;
@@ -855,25 +821,15 @@ static void issue_window(struct agent *a, struct agent_target *t, struct leap_st
 		rc = backend_push(a, ev->tgid, cands, n, marker);
 	else
 		rc = prefetch_pages(&a->pf, ev->tgid, cands, n, marker);
-	issued_now(a, t, ev->tgid, rc, spent, ev->ts_ns, ev->ts_ns + ev->latency_ns);
-}
-
-/*
- * What a window issued by this thread did: rc pages issued, or -errno;
- * spent: willneed CPU before it.
- */
-static void issued_now(struct agent *a, struct agent_target *t, uint32_t tgid, int rc,
-		       uint64_t spent, uint64_t fault_ns, uint64_t event_ns)
-{
 	if (rc > 0) {
 		leap_cost_spent(&t->cost, (uint32_t)rc,
 				a->pf.stats.willneed.cpu_ns - spent);
 		a->c.prefetched += (uint64_t)rc;
 		add_stat(a, t->slot, 0, (uint64_t)rc);
-		record_latency(a, t->slot, fault_ns);
-		record_dispatch(a, event_ns, a->pf.dispatch_ns);
+		record_latency(a, t->slot, ev->ts_ns);
+		record_dispatch(a, ev->ts_ns + ev->latency_ns, a->pf.dispatch_ns);
 	} else if (rc == -ESRCH) {
-		process_gone(a, tgid);
+		process_gone(a, ev->tgid);
 	} else if (rc == -EINVAL || rc == -ENOSYS) {
 		fprintf(stderr,
 			"leap-agent: kernel refused process_madvise(MADV_WILLNEED) (%s); "
@@ -883,62 +839,8 @@ static void issued_now(struct agent *a, struct agent_target *t, uint32_t tgid, i
 		a->prefetch_why = "refused at run time";
 	} else if ((rc == -EPERM || rc == -EACCES) && a->pf.stats.denied == 1) {
 		fprintf(stderr, "leap-agent: not permitted to prefetch for pid %u (%s)\n",
-			tgid, strerror(-rc));
+			ev->tgid, strerror(-rc));
 	}
-}
-
-/* The target whose stats slot is slot, or NULL (gone since). */
-static struct agent_target *target_of_slot(struct agent *a, uint32_t slot)
-{
-	for (int i = 0; i < a->ntargets; i++)
-		if (a->targets[i].slot == slot)
-			return &a->targets[i];
-	return NULL;
-}
-
-/*
- * The batch's windows, in the order they were decided.  A window and the
- * ones of the same stream decided right after it go out as one call (the
- * kernel reads them in the same runs anyway), and the pages the stream's
- * newest fault went past are trimmed: with a backlog in the ring buffer,
- * the last window waited behind every call before it (dispatch p99 4-5 ms
- * on 2 CPUs), and the first ones' pages were behind the program by then.
- */
-void agent_flush_windows(struct agent *a)
-{
-	for (uint32_t i = 0; i < a->nbatch; i++) {
-		struct window_job *j = &a->batch[i];
-		struct agent_target *t;
-		uint32_t want;
-		uint64_t spent;
-		int rc;
-
-		while (i + 1 < a->nbatch && a->batch[i + 1].progress == j->progress &&
-		       a->batch[i + 1].tgid == j->tgid &&
-		       j->n + a->batch[i + 1].n <= LEAP_PREFETCH_MAX_PAGES) {
-			const struct window_job *next = &a->batch[++i];
-
-			memcpy(j->pages + j->n, next->pages,
-			       next->n * sizeof(*next->pages));
-			j->n += next->n;
-			j->marker = next->marker;
-			j->event_ns = next->event_ns;
-			j->fault_ns = next->fault_ns;
-			a->issued.coalesced++;
-		}
-		want = j->n;
-		window_trim_stale(j);
-		a->issued.stale_pages += want - j->n;
-		a->issued.stale += j->n == 0;
-		t = target_of_slot(a, j->slot);
-		if (!j->n || !t || !a->prefetch_ok)
-			continue;
-		spent = a->pf.stats.willneed.cpu_ns;
-		a->pf.dispatch_ns = 0;
-		rc = prefetch_pages(&a->pf, j->tgid, j->pages, j->n, j->marker);
-		issued_now(a, t, j->tgid, rc, spent, j->fault_ns, j->event_ns);
-	}
-	a->nbatch = 0;
 }
 
 /* A target began swapping in while the fault hooks were off: attach them. */

@@ -163,14 +163,6 @@ struct agent {
 	uint64_t last_swap_ns;
 	uint64_t last_swap_sum;
 	uint64_t arm_latency_max_ns; /* the longest swap read to attach */
-	/*
-	 * Without workers: the windows decided from one read of the ring
-	 * buffer, issued together once it is done (agent_flush_windows()):
-	 * a stream's windows joined, the pages its newest fault went past
-	 * trimmed.  NULL until the first.
-	 */
-	struct window_job *batch;
-	uint32_t nbatch;
 };
 
 /* Backend mode with --backend-into cache: windows are pushed to leap-swapd
@@ -211,9 +203,6 @@ int agent_on_event(void *ctx, const struct leap_event *ev);
 /* Periodic housekeeping: idle streams, exited pid targets, removed and
  * re-created cgroup targets, matched cgroups (sets state_dirty). */
 void agent_tick(struct agent *a, uint64_t now_ns);
-/* Issues the windows decided since the last call (without workers; a no-op
- * with them): after each read of the ring buffer. */
-void agent_flush_windows(struct agent *a);
 /* The fault hooks' state, for people: "always on" (fentry, or arming
  * off), "armed" or "off until a target swaps in". */
 const char *agent_fault_hooks(const struct agent *a);

@@ -163,9 +163,12 @@ static uint32_t bucket_take(struct bucket *b, uint32_t want, uint64_t now)
 	return (uint32_t)got;
 }
 
-/* (issuer.h) Those pages' fault came and went: prefetching them now only
- * costs. */
-void window_trim_stale(struct window_job *j)
+/*
+ * Drops the pages the program already faulted past: behind the stream's
+ * newest fault, in the window's direction.  Their fault came and went;
+ * prefetching them now only costs.
+ */
+static void trim_stale(struct window_job *j)
 {
 	uint64_t last;
 	uint32_t k = 0;
@@ -201,7 +204,7 @@ static void *worker_main(void *arg)
 		q->c.in_hand++;
 		coalesce(q, j);
 		want = j->n;
-		window_trim_stale(j);
+		trim_stale(j);
 		if (j->n < want)
 			q->c.stale_pages += want - j->n;
 		q->c.stale += j->n == 0;

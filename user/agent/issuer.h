@@ -55,12 +55,6 @@ struct window_job {
 	uint64_t pages[LEAP_PREFETCH_MAX_PAGES];
 };
 
-/*
- * Drops the pages of j the program already faulted past: behind its
- * stream's newest fault (j->progress), in the window's direction.
- */
-void window_trim_stale(struct window_job *j);
-
 /* Issues one window (prefetch_pages' contract); tests give their own. */
 typedef int (*issuer_issue_fn)(struct prefetcher *pf, uint32_t tgid, uint64_t *pages,
 			       uint32_t n, uint64_t marker);

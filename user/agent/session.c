@@ -306,7 +306,6 @@ void session_loop(struct session *s, pid_t child, int *child_status)
 			fprintf(stderr, "leap-agent: ring buffer: %s\n", strerror(-rc));
 			break;
 		}
-		agent_flush_windows(a); /* the windows this read decided */
 		if (got_reload) {
 			got_reload = 0;
 			reload(s);
@@ -324,7 +323,6 @@ void session_loop(struct session *s, pid_t child, int *child_status)
 			break;
 	}
 	leap_observer_consume(a->obs); /* what the last faults left behind */
-	a->nbatch = 0;		       /* a stopping agent issues nothing more */
 }
 
 json_object *session_summary(struct session *s)
