@@ -54,10 +54,10 @@ bool agent_counter_shown(const struct agent *a, const struct agent_counter *c);
 uint64_t agent_counter_of_slot(const struct leap_cg_stats *s,
 			       const struct agent_counter *c);
 
-/* Every counter a shows into o, key: value. */
 /* Each worker's busy time (an array, one per worker) and the windows
  * queued now, into o: the workers' share of the summary and state file. */
 void agent_workers_json(json_object *o, const struct agent *a);
+/* Every counter a shows into o, key: value. */
 void agent_counters_json(json_object *o, const struct agent *a,
 			 const struct leap_cg_stats *tot);
 /* The counters in o (as agent_counters_json wrote them) as one
