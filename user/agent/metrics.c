@@ -105,11 +105,8 @@ static void prom_swapd(FILE *f, const char *sock)
 /* Each worker's busy time and the windows queued now (agent_workers_json). */
 static void prom_workers(FILE *f, json_object *ag)
 {
-	json_object *each = state_get(ag, STATE_A_WORKER_BUSY);
 	json_object *depth = state_get(ag, STATE_A_QUEUE_DEPTH);
-	size_t n = each && json_object_is_type(each, json_type_array)
-			   ? json_object_array_length(each)
-			   : 0;
+	size_t n = state_workers(ag);
 
 	if (n) {
 		prom_family(f, "leap_agent_worker_busy_seconds_total", "counter",
@@ -120,9 +117,7 @@ static void prom_workers(FILE *f, json_object *ag)
 
 			snprintf(id, sizeof(id), "%zu", i);
 			prom_sample(f, "leap_agent_worker_busy_seconds_total", &l, 1,
-				    json_object_get_uint64(
-					    json_object_array_get_idx(each, i)) /
-					    1e9);
+				    state_worker_busy_s(ag, i));
 		}
 	}
 	if (depth) {

@@ -207,6 +207,22 @@ json_object *state_get(json_object *o, const char *key)
 	return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
 }
 
+size_t state_workers(json_object *ag)
+{
+	json_object *each = state_get(ag, STATE_A_WORKER_BUSY);
+
+	return each && json_object_is_type(each, json_type_array)
+		       ? json_object_array_length(each)
+		       : 0;
+}
+
+double state_worker_busy_s(json_object *ag, size_t i)
+{
+	json_object *each = state_get(ag, STATE_A_WORKER_BUSY);
+
+	return json_object_get_uint64(json_object_array_get_idx(each, i)) / 1e9;
+}
+
 const char *state_str(json_object *o, const char *key, const char *dflt)
 {
 	json_object *v = state_get(o, key);

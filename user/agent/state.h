@@ -10,6 +10,7 @@
 #define LEAP_AGENT_STATE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include <json-c/json.h>
@@ -77,6 +78,10 @@ json_object *state_read(void);
 json_object *state_get(json_object *o, const char *key);
 /* o[key] as a string, or dflt. */
 const char *state_str(json_object *o, const char *key, const char *dflt);
+/* The agent object's workers: how many, and worker i's busy time in
+ * seconds (agent_workers_json()). */
+size_t state_workers(json_object *ag);
+double state_worker_busy_s(json_object *ag, size_t i);
 /* Whether a hit is a major fault (backend mode pushing to leap-swapd only). */
 bool state_pushes_only(json_object *st);
 /* The cgroup target owning a stats slot (NULL for slot 0, the pids'). */

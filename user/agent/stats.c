@@ -23,17 +23,13 @@
 static void print_workers(const struct agent_view *v)
 {
 	json_object *ag = state_get(v->state, STATE_AGENT);
-	json_object *each = state_get(ag, STATE_A_WORKER_BUSY);
-	size_t n = each && json_object_is_type(each, json_type_array)
-			   ? json_object_array_length(each)
-			   : 0;
+	size_t n = state_workers(ag);
 
 	if (!n)
 		return;
 	printf("workers: %zu, busy (s):", n);
 	for (size_t i = 0; i < n; i++)
-		printf(" %.2f",
-		       json_object_get_uint64(json_object_array_get_idx(each, i)) / 1e9);
+		printf(" %.2f", state_worker_busy_s(ag, i));
 	printf("; windows queued now: %llu\n",
 	       (unsigned long long)json_object_get_uint64(
 		       state_get(ag, STATE_A_QUEUE_DEPTH)));
