@@ -95,11 +95,15 @@ cmp_ok "$(($(reads reverse) * 100))" '<' "$(($(reads reverse-defer) * 75))" \
 
 # The pages the fill went past (32,768 less the 256 of cold_behind) are
 # made cold, not the scans' (read streams); with --cold-behind 0 none are.
-for pat in seq reverse; do
+# The defer rows too: their scans miss on every page, and the fill left
+# every 256th page zero, which the kernel's readahead around a scan miss
+# meets (SWPIN_ZERO); such misses read the device as well and are no
+# fill's (they had made 49,154-64,535 pages cold, the scan's with them).
+for pat in seq reverse seq-defer reverse-defer; do
 	cmp_ok "$(val "$pat" cold_behind_pages)" '>' 25000 \
 		"$pat: the pages behind the fill were made cold"
-	cmp_ok "$(val "$pat" cold_behind_pages)" '<' 40000 \
-		"$pat: ... and not those behind the scan"
+	cmp_ok "$(val "$pat" cold_behind_pages)" '<' 34000 \
+		"$pat: ... and not those behind the scan ($(val "$pat" cold_behind_pages))"
 done
 run seq-warm keep seq --cold-behind 0
 is "$(val seq-warm cold_behind_pages)" 0 "seq, --cold-behind 0: no page made cold"
