@@ -70,6 +70,9 @@ int agent_init(struct agent *a, const struct agent_config *cfg)
 	if (rc)
 		return rc;
 	prefetch_init(&a->pf, -1, true);
+	/* Without the table (no memory) windows go out as before. */
+	if (leap_recent_init(&a->recent, LEAP_RECENT_BITS) == 0)
+		a->pf.recent = &a->recent;
 	a->prefetch_ok = prefetch_probe_willneed(&why);
 	a->cold_ok = true; /* until the kernel refuses it */
 	a->prefetch_why = why;
@@ -136,22 +139,7 @@ void agent_refresh(struct agent *a)
 	if (!a->iss)
 		return;
 	issuer_counters(a->iss, &a->issued, &w, &m);
-	a->pf_sum.requested += w.requested;
-	a->pf_sum.not_swapped += w.not_swapped;
-	a->pf_sum.issued += w.issued;
-	a->pf_sum.holes += w.holes;
-	a->pf_sum.gone += w.gone;
-	a->pf_sum.denied += w.denied;
-	a->pf_sum.map_errors += w.map_errors;
-	a->pf_sum.record_calls += w.record_calls;
-	a->pf_sum.shmem_windows += w.shmem_windows;
-	a->pf_sum.cold_pages += w.cold_pages;
-	a->pf_sum.cold.calls += w.cold.calls;
-	a->pf_sum.cold.cpu_ns += w.cold.cpu_ns;
-	a->pf_sum.cold.wall_ns += w.cold.wall_ns;
-	a->pf_sum.willneed.calls += w.willneed.calls;
-	a->pf_sum.willneed.cpu_ns += w.willneed.cpu_ns;
-	a->pf_sum.willneed.wall_ns += w.willneed.wall_ns;
+	prefetch_stats_add(&a->pf_sum, &w);
 	a->pm_sum.scans += m.scans;
 	a->pm_sum.reads += m.reads;
 }
@@ -161,6 +149,7 @@ void agent_fini(struct agent *a)
 	agent_stop_issuer(a);
 	leaves_fini(&a->leaves);
 	prefetch_close(&a->pf);
+	leap_recent_free(&a->recent);
 	leap_table_free(&a->streams);
 }
 

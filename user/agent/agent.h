@@ -16,6 +16,7 @@
 #include "issuer.h"
 #include "leap/cost.h"
 #include "leap/engine.h"
+#include "leap/recent.h"
 #include "leaves.h"
 #include "observer.h"
 #include "prefetch.h"
@@ -95,6 +96,7 @@ struct agent {
 	struct leap_observer *obs;
 	struct leap_table streams;
 	struct prefetcher pf;
+	struct leap_recent recent; /* pages issued a moment ago (pf.recent) */
 	/*
 	 * Backend mode (NULL: process_madvise): the engine runs on virtual
 	 * addresses as in process_madvise mode; each window's pages become

@@ -68,6 +68,10 @@ const struct agent_counter agent_counters[] = {
 	AGENT("prefetch_not_swapped", pf_sum.not_swapped,
 	      "leap_agent_prefetch_not_swapped_pages_total",
 	      "Candidate pages skipped because they were not swapped out."),
+	AGENT("prefetch_reissues_skipped", pf_sum.reissues_skipped,
+	      "leap_agent_prefetch_reissues_skipped_pages_total",
+	      "Window pages not issued again: issued under 20 ms before, still on their "
+	      "way."),
 	AGENT("prefetch_record_calls", pf_sum.record_calls,
 	      "leap_agent_prefetch_record_calls_total",
 	      "Runs of the leap_record BPF program (one per window)."),

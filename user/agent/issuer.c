@@ -273,6 +273,7 @@ struct issuer *issuer_start(const struct issuer_config *cfg)
 		prefetch_init(&w->pf, cfg->like->prefetched_fd, cfg->like->use_pagemap);
 		w->pf.record_fd = cfg->like->record_fd;
 		w->pf.issued = cfg->like->issued;
+		w->pf.recent = cfg->like->recent;
 		w->q = q;
 		err = pthread_create(&w->thread, NULL, worker_main, w);
 		w->started = err == 0;
@@ -370,13 +371,6 @@ void issuer_set_rate(struct issuer *q, uint32_t slot, double rate)
 	pthread_mutex_unlock(&q->lock);
 }
 
-static void add_madvise_time(struct madvise_time *to, const struct madvise_time *t)
-{
-	to->calls += t->calls;
-	to->cpu_ns += t->cpu_ns;
-	to->wall_ns += t->wall_ns;
-}
-
 void issuer_counters(struct issuer *q, struct issuer_counters *c,
 		     struct prefetch_stats *pf, struct pagemap_reader *pm)
 {
@@ -390,18 +384,7 @@ void issuer_counters(struct issuer *q, struct issuer_counters *c,
 
 		c->busy_ns += q->w[i].busy_ns;
 		c->worker_busy_ns[i] = q->w[i].busy_ns;
-		pf->requested += s->requested;
-		pf->not_swapped += s->not_swapped;
-		pf->issued += s->issued;
-		pf->holes += s->holes;
-		pf->gone += s->gone;
-		pf->denied += s->denied;
-		pf->map_errors += s->map_errors;
-		pf->record_calls += s->record_calls;
-		pf->shmem_windows += s->shmem_windows;
-		pf->cold_pages += s->cold_pages;
-		add_madvise_time(&pf->willneed, &s->willneed);
-		add_madvise_time(&pf->cold, &s->cold);
+		prefetch_stats_add(pf, s);
 		pm->scans += q->w[i].pf.pagemap.scans;
 		pm->reads += q->w[i].pf.pagemap.reads;
 	}

@@ -31,6 +31,7 @@
 #include <bpf/bpf.h>
 
 #include "clock.h"
+#include "leap/recent.h"
 #include "leap_event.h"
 #include "pagemap.h"
 #include "prefetch.h"
@@ -98,6 +99,30 @@ void prefetch_close(struct prefetcher *p)
 {
 	for (int i = 0; i < PREFETCH_FD_CACHE; i++)
 		proc_close(&p->procs[i]);
+}
+
+static void madvise_time_add(struct madvise_time *to, const struct madvise_time *t)
+{
+	to->calls += t->calls;
+	to->cpu_ns += t->cpu_ns;
+	to->wall_ns += t->wall_ns;
+}
+
+void prefetch_stats_add(struct prefetch_stats *to, const struct prefetch_stats *s)
+{
+	to->requested += s->requested;
+	to->not_swapped += s->not_swapped;
+	to->issued += s->issued;
+	to->holes += s->holes;
+	to->gone += s->gone;
+	to->denied += s->denied;
+	to->map_errors += s->map_errors;
+	to->record_calls += s->record_calls;
+	to->cold_pages += s->cold_pages;
+	to->shmem_windows += s->shmem_windows;
+	to->reissues_skipped += s->reissues_skipped;
+	madvise_time_add(&to->willneed, &s->willneed);
+	madvise_time_add(&to->cold, &s->cold);
 }
 
 void prefetch_forget(struct prefetcher *p, uint32_t tgid)
@@ -408,17 +433,31 @@ uint32_t prefetch_iovecs(const uint64_t *pages, uint32_t m, bool descending,
 /*
  * process_madvise for pages[0..m) of pr (sorted, unique), recorded in the
  * prefetched-page map first; descending: the window runs downwards.  Pages
- * issued or -errno, as prefetch_pages.
+ * issued a moment ago (p->recent) are left out: they are on their way.
+ * Pages issued or -errno, as prefetch_pages.
  */
 static int advise_pages(struct prefetcher *p, struct prefetch_proc *pr, uint32_t tgid,
 			const uint64_t *pages, uint32_t m, bool descending,
 			uint64_t marker)
 {
 	struct iovec iov[LEAP_PREFETCH_MAX_PAGES], orig_len[LEAP_PREFETCH_MAX_PAGES];
-	uint64_t issued = 0;
-	uint32_t niov = prefetch_iovecs(pages, m, descending, iov);
+	uint64_t fresh[LEAP_PREFETCH_MAX_PAGES], issued = 0;
+	uint32_t niov;
 	int rc;
 
+	if (p->recent) {
+		uint32_t kept;
+
+		memcpy(fresh, pages, m * sizeof(*pages));
+		kept = leap_recent_filter(p->recent, tgid, fresh, m, marker,
+					  clock_ns(CLOCK_MONOTONIC), LEAP_RECENT_TTL_NS);
+		p->stats.reissues_skipped += m - kept;
+		if (kept == 0)
+			return 0;
+		pages = fresh;
+		m = kept;
+	}
+	niov = prefetch_iovecs(pages, m, descending, iov);
 	next_window(p);
 	record_pages(p, tgid, pages, m, marker, p->window);
 	memcpy(orig_len, iov, niov * sizeof(*iov));

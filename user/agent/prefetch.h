@@ -35,6 +35,9 @@ struct prefetch_stats {
 	uint64_t record_calls;	/* leap_record program runs */
 	uint64_t cold_pages;	/* pages given MADV_COLD (prefetch_cold) */
 	uint64_t shmem_windows; /* windows in shared memory (vmas.h) */
+	/* pages left out of a window: issued within LEAP_RECENT_TTL_NS
+	 * (leap/recent.h), still on their way or in the swap cache */
+	uint64_t reissues_skipped;
 	/*
 	 * MADV_WILLNEED: the kernel's work for the windows (allocating and
 	 * charging the pages, reclaim when the memcg is at its limit,
@@ -61,6 +64,9 @@ struct prefetcher {
 	int record_fd;	   /* BPF leap_record program, -1: batch updates */
 	/* BPF leap_issued, mmapped (LEAP_ISSUED_WINDOWS slots); NULL: none */
 	struct leap_issued_slot *issued;
+	/* pages issued a moment ago, shared by the agent and its workers;
+	 * NULL: none (tests) */
+	struct leap_recent *recent;
 	uint32_t window; /* the newest window recorded (LEAP_PF_WINDOW_SHIFT) */
 	bool use_pagemap;
 	struct pagemap_reader pagemap;
@@ -74,6 +80,8 @@ struct prefetcher {
 
 void prefetch_init(struct prefetcher *p, int prefetched_map_fd, bool use_pagemap);
 void prefetch_close(struct prefetcher *p);
+/* Adds s to to, field by field (the workers' stats into the agent's). */
+void prefetch_stats_add(struct prefetch_stats *to, const struct prefetch_stats *s);
 /*
  * Asks the kernel to read these pages of tgid into its swap cache, after
  * recording them in the BPF prefetched-page map (marker, if among them, is
