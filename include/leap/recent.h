@@ -3,13 +3,13 @@
  * Pages issued a moment ago, so that a window overlapping one still in
  * flight does not issue (and count) the same pages again.
  *
- * Measured (CPython's stride-16 scan, 64 MiB in 32, 2 CPUs, 2026-11-26):
- * 13,000-13,600 of 29,000-32,000 pages issued had been issued less than
- * a millisecond before, and 1,300-3,800 more within 16 ms.  The program,
- * late for a window, restarts the next one over it.  Each such page cost
- * the second process_madvise a swap-cache lookup, and each counted again
- * among the pages prefetched, which swung hits per page issued from
- * 72% to 32% from one run to the next.
+ * Measured (CPython's stride-16 scan, 64 MiB in 32, 2 CPUs, 2026-11-26,
+ * docs/bench-real.md): of 20,500-28,800 pages issued, 3,000-13,600 had
+ * been issued less than a millisecond before, and 2,000-3,800 more within
+ * 16 ms.  The program, late for a window, makes the engine restart the
+ * next one over it.  Each such page cost the second process_madvise a
+ * swap-cache lookup, and counted again among the pages prefetched, which
+ * swung hits per page issued from 72% to 32% from one run to the next.
  *
  * A direct-mapped table of 2^bits words, one per (process, page) hash:
  * 40 bits of the hash as a tag and 24 bits of issue time in units of
@@ -24,7 +24,6 @@
 #define LEAP_RECENT_H
 
 #include <stdatomic.h>
-#include <stdbool.h>
 #include <stdint.h>
 
 /* How long an issued page is taken to be on its way or in the swap
