@@ -62,9 +62,12 @@ static void test_clock_wraps(void **state)
 	(void)state;
 
 	assert_int_equal(leap_recent_init(&r, 8), 0);
-	assert_int_equal(leap_recent_filter(&r, 1, a, 1, ~0ULL, wrap - 5 * MS, 20 * MS), 1);
-	assert_int_equal(leap_recent_filter(&r, 1, b, 1, ~0ULL, wrap + 5 * MS, 20 * MS), 0);
-	assert_int_equal(leap_recent_filter(&r, 1, c, 1, ~0ULL, wrap + 40 * MS, 20 * MS), 1);
+	assert_int_equal(leap_recent_filter(&r, 1, a, 1, ~0ULL, wrap - 5 * MS, 20 * MS),
+			 1);
+	assert_int_equal(leap_recent_filter(&r, 1, b, 1, ~0ULL, wrap + 5 * MS, 20 * MS),
+			 0);
+	assert_int_equal(leap_recent_filter(&r, 1, c, 1, ~0ULL, wrap + 40 * MS, 20 * MS),
+			 1);
 	leap_recent_free(&r);
 }
 
