@@ -673,6 +673,24 @@ static void cold_refused_now(struct agent *a, int rc)
 }
 
 /*
+ * A job for the workers, cleared up to its pages[]: issuer_submit() copies
+ * only the pages in use, so clearing all 8 KiB of them on each window (as
+ * a compound literal does) is work for nothing.  One job, this thread's
+ * only: issuer_submit() has copied it before the next is begun.
+ */
+static struct window_job *job_begin(const struct agent_target *t, uint32_t tgid,
+				    uint32_t n)
+{
+	static struct window_job j;
+
+	memset(&j, 0, offsetof(struct window_job, pages));
+	j.tgid = tgid;
+	j.slot = t->slot;
+	j.n = n;
+	return &j;
+}
+
+/*
  * Leap's eager eviction, as far as a stock kernel allows: the pages a fill
  * went past cold_behind pages ago get MADV_COLD, so that reclaim in the
  * target's memory cgroup takes them first.  Without it reclaim gives every
@@ -693,15 +711,11 @@ static void make_cold(struct agent *a, const struct agent_target *t, uint32_t tg
 	if (a->iss) {
 		/* A worker's job, queued behind the target's windows: the
 		 * event thread makes no madvise call of its own. */
-		static struct window_job j; /* this thread's only */
+		struct window_job *j = job_begin(t, tgid, n);
 
-		memset(&j, 0, offsetof(struct window_job, pages));
-		j.cold = true;
-		j.tgid = tgid;
-		j.slot = t->slot;
-		j.n = n;
-		j.pages[0] = first;
-		issuer_submit(a->iss, &j);
+		j->cold = true;
+		j->pages[0] = first;
+		issuer_submit(a->iss, j);
 		return;
 	}
 	rc = prefetch_cold(&a->pf, tgid, first, n);
@@ -801,18 +815,15 @@ static void issue_window(struct agent *a, struct agent_target *t, struct leap_st
 	int rc;
 
 	if (a->iss) {
-		static struct window_job j; /* this thread's only */
+		struct window_job *j = job_begin(t, ev->tgid, n);
 
-		j = (struct window_job){.tgid = ev->tgid,
-					.slot = t->slot,
-					.n = n,
-					.marker = marker,
-					.fault_ns = ev->ts_ns,
-					.event_ns = ev->ts_ns + ev->latency_ns,
-					.progress = &s->hist.last_page,
-					.progress_tgid = &s->key.tgid};
-		memcpy(j.pages, cands, n * sizeof(*cands));
-		issuer_submit(a->iss, &j);
+		j->marker = marker;
+		j->fault_ns = ev->ts_ns;
+		j->event_ns = ev->ts_ns + ev->latency_ns;
+		j->progress = &s->hist.last_page;
+		j->progress_tgid = &s->key.tgid;
+		memcpy(j->pages, cands, n * sizeof(*cands));
+		issuer_submit(a->iss, j);
 		return;
 	}
 	a->pf.dispatch_ns = 0;
