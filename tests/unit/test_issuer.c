@@ -112,12 +112,15 @@ static void wait_drained(struct issuer *q, struct issuer_counters *c)
 
 static struct prefetcher like;
 
+static uint64_t active_ns; /* 0: the issuer's default */
+
 static struct issuer *start_depth(unsigned workers, double host_rate, unsigned depth)
 {
 	struct issuer_config cfg = {
 		.workers = workers,
 		.host_rate = host_rate,
 		.queue_depth = depth,
+		.active_ns = active_ns,
 		.like = &like,
 		.issue = fake_issue,
 		.cold = fake_cold,
@@ -211,6 +214,70 @@ static void test_overflow_drops_oldest_and_serves_in_turn(void **state)
 	assert_int_equal(fake.call[0].tgid, 99);
 	assert_int_equal(fake.call[2].tgid, 2000);
 	issuer_stop(q);
+}
+
+/* How many calls reached the stand-in after `ms` milliseconds more. */
+static unsigned entered_after(unsigned ms)
+{
+	unsigned n;
+
+	usleep(ms * 1000);
+	pthread_mutex_lock(&fake.lock);
+	n = fake.entered;
+	pthread_mutex_unlock(&fake.lock);
+	return n;
+}
+
+/*
+ * Shares of the workers: a target alone may use every worker; with a
+ * second target active (it queued a window lately), each holds at most
+ * half, so the second's next window finds a worker free at once instead
+ * of waiting behind the first's calls.
+ */
+static void test_share_of_workers(void **state)
+{
+	struct issuer_counters c;
+	struct issuer *q;
+	(void)state;
+
+	active_ns = 60ULL * 1000 * 1000 * 1000; /* active all test long */
+	/* Alone: two windows (two processes), two workers in calls. */
+	q = start(2, 0);
+	gate(true);
+	submit(q, 1, 1000, 100, 4, 1, NULL, NULL);
+	submit(q, 1, 1001, 200, 4, 1, NULL, NULL);
+	wait_entered(2);
+	gate(false);
+	wait_drained(q, &c);
+	issuer_stop(q);
+
+	/* Target 2 made active by a cold range (which the stand-in does not
+	 * hold): target 1 gets one worker of the two. */
+	q = start(2, 0);
+	{
+		static struct window_job cold;
+
+		memset(&cold, 0, offsetof(struct window_job, pages));
+		cold.slot = 2;
+		cold.tgid = 2000;
+		cold.cold = true;
+		cold.n = 1;
+		assert_true(issuer_submit(q, &cold));
+	}
+	wait_drained(q, &c);
+	gate(true);
+	submit(q, 1, 1000, 100, 4, 1, NULL, NULL);
+	wait_entered(1);
+	submit(q, 1, 1001, 200, 4, 1, NULL, NULL);
+	assert_int_equal(entered_after(30), 1); /* target 1's second waits */
+	submit(q, 2, 2001, 300, 4, 1, NULL, NULL);
+	wait_entered(2); /* target 2's window: the free worker, now */
+	gate(false);
+	wait_drained(q, &c);
+	assert_int_equal(c.issued, 3);
+	assert_true(issued_first(1001, 200));
+	issuer_stop(q);
+	active_ns = 0;
 }
 
 /*
@@ -413,6 +480,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_overflow_drops_oldest_and_serves_in_turn),
 		cmocka_unit_test(test_queue_of_one),
+		cmocka_unit_test(test_share_of_workers),
 		cmocka_unit_test(test_coalesce),
 		cmocka_unit_test(test_cold_range_rides_the_queue),
 		cmocka_unit_test(test_stale_windows_trimmed),

@@ -10,6 +10,8 @@
  *  - one queue per target (stats slot), served round-robin: a busy
  *    target cannot crowd out the others; a full queue drops its oldest
  *    window (counted: overflow);
+ *  - each active target holds at most its share of the workers (all of
+ *    them while it is alone), so another target's window finds one free;
  *  - a window whose pages the program has already faulted past is trimmed
  *    or dropped (stale), not issued;
  *  - windows of one process queued back to back go out in one call
@@ -31,6 +33,9 @@
 #define ISSUER_WORKERS_MAX 16
 #define ISSUER_JOBS	   512 /* windows queued at most, host-wide */
 #define ISSUER_QUEUE_MAX   64  /* ... per target, at most and by default */
+/* A target that queued a window this recently counts as active for the
+ * workers' shares: a program between two windows keeps its worker. */
+#define ISSUER_ACTIVE_NS (50 * 1000 * 1000ULL)
 
 /* One window to issue. */
 struct window_job {
@@ -97,6 +102,7 @@ struct issuer_config {
 	 * A shorter queue bounds how old a window can get before it is issued,
 	 * at the price of dropping more when the workers fall behind. */
 	unsigned queue_depth;
+	uint64_t active_ns; /* 0: ISSUER_ACTIVE_NS (tests hold targets active longer) */
 	/* Each worker's prefetcher starts as a copy of this one's settings
 	 * (map fds, the issued array; its own process cache). */
 	const struct prefetcher *like;
