@@ -86,6 +86,7 @@ AGENT_ARGS=()
 # tens of ns per program run, so the quick check leaves it off.
 BPF_STATS=1 # one extra, untimed run per agent row (see the end)
 SWAP=file
+PIN= # --pin: the CPU every program runs on, in every row
 BK_MEMD_ARGS=
 HOST_NS="1 2 4" # programs at once in the host rows ("" for none)
 
@@ -115,13 +116,17 @@ Usage: tools/bench-real.sh [OPTION...]          (root)
                       microseconds (an emulated network; default 0)
   --host "N..."       host rows: N strided scans at once, for each N (default
                       "$HOST_NS"; "" for none; not with --quick or --swap backend)
+  --pin CPU           run each program on that CPU only, in every row (taskset;
+                      the agent is not pinned): takes out the runs where
+                      reclaim's TLB flushes interrupt a CPU the program left
+                      (docs/bench-real.md, "Why zram runs were bimodal")
 EOF
 }
 
 while [ $# -gt 0 ]; do
 	case $1 in
 	--programs | --limits | --rows | --reps | --mib | --agent-arg | --timeout | --out | \
-		--max-slowdown | --swap | --memd-delay-us | --host)
+		--max-slowdown | --swap | --memd-delay-us | --host | --pin)
 		[ $# -ge 2 ] || {
 			echo "bench-real: $1 needs a value" >&2
 			exit 2
@@ -139,6 +144,7 @@ while [ $# -gt 0 ]; do
 		--swap) SWAP=$2 ;;
 		--memd-delay-us) BK_MEMD_ARGS="--delay-us $2" ;;
 		--host) HOST_NS=$2 ;;
+		--pin) PIN=$2 ;;
 		esac
 		shift 2
 		;;
@@ -166,6 +172,12 @@ done
 
 # The host rows run on a file or zram, and not in the check variant.
 [ "$SWAP" != backend ] && [ "$QUICK" = 0 ] || HOST_NS=
+if [ -n "$PIN" ]; then
+	[[ $PIN =~ ^[0-9]+$ ]] && taskset -c "$PIN" true 2>/dev/null || {
+		echo "bench-real: --pin takes a CPU this process may run on, not '$PIN'" >&2
+		exit 2
+	}
+fi
 host_max=1
 for v in "$REPS" "$MIB" "$RUN_TIMEOUT" "$MAX_SLOWDOWN" $HOST_NS; do
 	[[ $v =~ ^[0-9]+$ ]] && [ "$v" -gt 0 ] || {
@@ -310,6 +322,7 @@ for p in $PROGRAMS; do
 	PEAK[$p]=$peak
 	echo "# $p: peak RSS $((peak / 1024)) MiB"
 done
+[ -n "$PIN" ] && echo "# every program runs on CPU $PIN alone, in every row (the agent is not pinned)"
 
 CSV=$OUTDIR/real-$(date +%Y%m%d-%H%M%S).csv
 echo "program,pct,limit_mib,row,rep,status,wall_s,phases,swapin_misses,prefetched,hits,wasted,accuracy,coverage,agent_user_us_per_event,agent_sys_us_per_event,agent_own_us_per_event,bpf_ns_per_fault,reaction_p50_us,reaction_p99_us" >"$CSV"
@@ -322,6 +335,7 @@ run_one()
 	local -a cmd bpf_stats=()
 	[ -n "$stats" ] && bpf_stats=(--bpf-stats)
 	mapfile -t cmd < <(program_cmd "$p")
+	[ -n "$PIN" ] && cmd=(taskset -c "$PIN" "${cmd[@]}")
 	rm -f "$js"
 	case $row in
 	a | b)
