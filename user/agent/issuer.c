@@ -103,10 +103,12 @@ static void put_job(struct issuer *q, struct window_job *j)
 /*
  * How many workers one target may hold at once: all of them while it is
  * the only active target, else an even share, at least one.  Without a
- * share, one target's windows took every worker while another's next
- * window waited behind calls that sleep in memcg reclaim for 5-13 ms
- * (dispatch p99 5-14 ms at two programs on 2 CPUs).  A target held at
- * its share keeps its windows queued, where they coalesce.
+ * share, one target's windows could take every worker, and another's
+ * next window wait behind calls that sleep in memcg reclaim (5-13 ms
+ * each).  A target held at its share keeps its windows queued, where
+ * they coalesce.  Measured neutral on 2 and 16 CPUs at 2-8 programs
+ * (docs/bench-real.md): there the calls themselves, not the sharing,
+ * set the dispatch time.
  */
 static uint32_t share_of(const struct issuer *q, uint64_t now)
 {
