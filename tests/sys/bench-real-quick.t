@@ -25,6 +25,9 @@ require_root
 
 fixture_init
 out=$FX_STATE/bench
+bash "$root/tools/bench-real.sh" --pin 100000 >"$FX_STATE/pin.log" 2>&1
+is "$?" 2 "--pin refuses a CPU this process cannot run on"
+ok "$(grep -q 'pin takes a CPU' "$FX_STATE/pin.log" && echo 0 || echo 1)" "... and says so"
 for try in 1 2; do
 	bash "$root/tools/bench-real.sh" --quick --out "$out" >"$FX_STATE/log" 2>&1
 	rc=$?
