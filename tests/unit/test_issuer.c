@@ -160,6 +160,24 @@ static void submit(struct issuer *q, uint32_t slot, uint32_t tgid, uint64_t firs
 	assert_true(issuer_submit(q, &j));
 }
 
+/* Queues a MADV_COLD range of n pages from first (not a window). */
+static void submit_cold(struct issuer *q, uint32_t slot, uint32_t tgid, uint64_t first,
+			uint32_t n, const uint64_t *progress,
+			const uint32_t *progress_tgid)
+{
+	static struct window_job j;
+
+	memset(&j, 0, offsetof(struct window_job, pages));
+	j.cold = true;
+	j.slot = slot;
+	j.tgid = tgid;
+	j.n = n;
+	j.pages[0] = first;
+	j.progress = progress;
+	j.progress_tgid = progress_tgid;
+	assert_true(issuer_submit(q, &j));
+}
+
 static uint64_t issuer_counters_depth(struct issuer *q)
 {
 	struct issuer_counters c;
@@ -254,16 +272,7 @@ static void test_share_of_workers(void **state)
 	/* Target 2 made active by a cold range (which the stand-in does not
 	 * hold): target 1 gets one worker of the two. */
 	q = start(2, 0);
-	{
-		static struct window_job cold;
-
-		memset(&cold, 0, offsetof(struct window_job, pages));
-		cold.slot = 2;
-		cold.tgid = 2000;
-		cold.cold = true;
-		cold.n = 1;
-		assert_true(issuer_submit(q, &cold));
-	}
+	submit_cold(q, 2, 2000, 0, 1, NULL, NULL);
 	wait_drained(q, &c);
 	gate(true);
 	submit(q, 1, 1000, 100, 4, 1, NULL, NULL);
@@ -351,7 +360,6 @@ static void test_coalesce(void **state)
  */
 static void test_cold_range_rides_the_queue(void **state)
 {
-	static struct window_job j;
 	struct issuer_counters c;
 	struct issuer *q;
 	uint64_t progress = 5000;
@@ -364,15 +372,8 @@ static void test_cold_range_rides_the_queue(void **state)
 	submit(q, 0, 99, 9000, 1, 1, NULL, NULL);
 	wait_entered(1);
 	submit(q, 1, 42, 6000, 1, 1, &progress, &progress_tgid);
-	memset(&j, 0, offsetof(struct window_job, pages));
-	j.cold = true;
-	j.tgid = 42;
-	j.slot = 1;
-	j.n = 256;
-	j.pages[0] = 1000; /* 1000..1255: behind the program at 5000 */
-	j.progress = &progress;
-	j.progress_tgid = &progress_tgid;
-	assert_true(issuer_submit(q, &j));
+	/* 1000..1255: behind the program at 5000 */
+	submit_cold(q, 1, 42, 1000, 256, &progress, &progress_tgid);
 	submit(q, 1, 42, 6001, 1, 1, &progress, &progress_tgid);
 	gate(false);
 	wait_drained(q, &c);

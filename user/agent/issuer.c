@@ -131,14 +131,20 @@ static uint32_t share_of(const struct issuer *q, uint64_t now)
  */
 static struct window_job *take(struct issuer *q)
 {
-	uint32_t share = q->stop ? UINT32_MAX : share_of(q, mono_ns());
+	uint32_t share = q->stop ? UINT32_MAX : 0; /* 0: not counted yet */
 
 	for (uint32_t i = 0; i < LEAP_STATS_SLOTS; i++) {
 		uint32_t k = (q->rr + i) % LEAP_STATS_SLOTS;
 		struct job_queue *jq = &q->queue[k];
 		struct window_job *j = jq->head;
 
-		if (!j || jq->in_hand >= share)
+		if (!j)
+			continue;
+		/* A share is at least one: counting the active targets (a
+		 * pass over every queue) waits for a target already in hand. */
+		if (jq->in_hand && !share)
+			share = share_of(q, mono_ns());
+		if (jq->in_hand && jq->in_hand >= share)
 			continue;
 		jq->head = j->next;
 		if (!jq->head)
