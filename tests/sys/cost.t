@@ -34,7 +34,7 @@ jf() { jq -r "$2" "$1"; }
 # ---- zram: stand down, and say why -------------------------------------------------
 # The command also asks status while the agent runs.
 run_unless_oom "$tmp/z.out" "$tmp/z.err" run_timeout 120 "$AGENT" run --memory-limit 48M \
-	--json "$tmp/z.json" -- sh -c 'a=$1 st=$2; shift 2; "$@" && "$a" status >"$st"' sh \
+	--bpf-stats --json "$tmp/z.json" -- sh -c 'a=$1 st=$2; shift 2; "$@" && "$a" status >"$st"' sh \
 	"$AGENT" "$tmp/z.status" "${SCAN[@]}"
 is $? 0 "a strided scan on zram runs intact under the agent" || diag "$(cat "$tmp/z.err")"
 is "$(jf "$tmp/z.json" '.targets[0].prefetch')" "standing down" "on zram the target stands down"
@@ -45,6 +45,13 @@ cmp_ok "$(jf "$tmp/z.json" .stand_downs)" '>=' 1 "stand_downs counts it"
 cmp_ok "$(jf "$tmp/z.json" .prefetched)" '<' 2000 \
 	"it stood down within the first windows ($(jf "$tmp/z.json" .prefetched) pages prefetched)"
 is "$(grep -c 'standing down (' "$tmp/z.err")" 1 "stderr says so once"
+# The hooks that stay on after the stand-down run for every fault on the
+# host: their time is per host fault (~120 ns here), not charged to the
+# few faults the target had while its fault hooks were on (~700 ns then).
+cmp_ok "$(jf "$tmp/z.json" .bpf_host_faults)" '>=' "$(jf "$tmp/z.json" .faults)" \
+	"BPF time is divided by the host's faults ($(jf "$tmp/z.json" .bpf_host_faults))"
+cmp_ok "$(jf "$tmp/z.json" '.bpf_ns_per_fault | floor')" '<' 400 \
+	"... so a target that stood down shows what BPF costs a fault: $(jf "$tmp/z.json" '.bpf_ns_per_fault | floor') ns ($(jf "$tmp/z.json" .bpf_run_s) s, $(jf "$tmp/z.json" .faults) target faults)"
 like "$(cat "$tmp/z.status" 2>/dev/null)" "target: +cgroup .* standing down" \
 	"status shows the target standing down"
 like "$(cat "$tmp/z.status" 2>/dev/null)" "verdict: +zram or pmem holds" \

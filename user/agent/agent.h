@@ -127,8 +127,9 @@ struct agent {
 	uint32_t dispatch_us[AGENT_LATENCY_SAMPLES];
 	uint64_t ndispatch;
 	bool verbose;
-	bool bpf_stats;	   /* --bpf-stats: BPF run time is measured */
-	uint32_t ra_pages; /* the kernel's swap readahead reach (vm.page-cluster) */
+	bool bpf_stats;	       /* --bpf-stats: BPF run time is measured */
+	uint64_t host_faults0; /* /proc/vmstat pgfault when it started */
+	uint32_t ra_pages;     /* the kernel's swap readahead reach (vm.page-cluster) */
 	/* --kernel-readahead defer: no window on any stream the kernel's
 	 * readahead serves, read streams included */
 	bool hold_all_kernel_ra;

@@ -164,8 +164,10 @@ static int start_observer(struct agent *a, const struct agent_opts *o)
 	}
 	agent_attach_observer(a, a->obs);
 	a->bpf_stats = o->bpf_stats;
-	if (o->bpf_stats)
+	if (o->bpf_stats) {
 		leap_observer_enable_prog_stats(a->obs);
+		a->host_faults0 = host_faults_now();
+	}
 	return 0;
 }
 

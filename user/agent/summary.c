@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The report of a stopped agent (summary.h). */
+#include <stdio.h>
+#include <string.h>
 #include <sys/resource.h>
 
 #include "agent.h"
@@ -35,14 +37,41 @@ static void add_double(json_object *o, const char *key, double v)
 	json_object_object_add(o, key, json_object_new_double(v));
 }
 
-/* BPF run time per user fault (all programs that run for one fault,
- * together), and per program: where the BPF time goes. */
+uint64_t host_faults_now(void)
+{
+	FILE *f = fopen("/proc/vmstat", "re");
+	char name[64];
+	unsigned long long v;
+	uint64_t faults = 0;
+
+	if (!f)
+		return 0;
+	while (fscanf(f, "%63s %llu", name, &v) == 2)
+		if (strcmp(name, "pgfault") == 0) {
+			faults = v;
+			break;
+		}
+	fclose(f);
+	return faults;
+}
+
+/*
+ * BPF run time per page fault, and per program: where the BPF time goes.
+ * The programs run for every fault, swap-in and bio on the host, not only
+ * the targets', and some stay on after every target stood down; so their
+ * time is divided by the host's faults over the same span (pgfault), not
+ * by the targets' faults seen while the fault hooks were on, which made a
+ * stood-down target's few faults carry all of it (4,000-47,000 ns "a
+ * fault" on zram, 2026-11-26).  Without /proc/vmstat: the targets' faults.
+ */
 static void add_bpf_stats(json_object *o, struct agent *a, const struct leap_cg_stats *s)
 {
 	struct leap_prog_stats ps[16];
 	json_object *progs = json_object_new_object();
 	int n = leap_observer_prog_stats(a->obs, ps, 16);
-	uint64_t ns = 0, cnt = 0;
+	uint64_t ns = 0, cnt = 0, now = host_faults_now();
+	uint64_t faults = now > a->host_faults0 && a->host_faults0 ? now - a->host_faults0
+								   : s->faults;
 
 	for (int i = 0; i < n; i++) {
 		json_object *p = json_object_new_object();
@@ -58,8 +87,10 @@ static void add_bpf_stats(json_object *o, struct agent *a, const struct leap_cg_
 		json_object_object_add(progs, ps[i].name, p);
 	}
 	add_double(o, "bpf_ns_per_fault",
-		   s->faults ? (double)ns / (double)s->faults
-			     : (cnt ? (double)ns / (double)cnt : 0));
+		   faults ? (double)ns / (double)faults
+			  : (cnt ? (double)ns / (double)cnt : 0));
+	add_double(o, "bpf_run_s", ns / 1e9);
+	json_object_object_add(o, "bpf_host_faults", json_object_new_uint64(faults));
 	json_object_object_add(o, "bpf_progs", progs);
 }
 

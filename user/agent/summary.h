@@ -22,6 +22,10 @@ struct cpu_time {
 struct cpu_time cpu_now(void);
 struct cpu_time cpu_since(struct cpu_time t0);
 
+/* Page faults on the whole host so far (/proc/vmstat pgfault); 0 if
+ * unreadable. */
+uint64_t host_faults_now(void);
+
 /* The summary of a's run of wall_s seconds that used cpu. */
 json_object *summary_build(struct agent *a, double wall_s, struct cpu_time cpu);
 /* Its headline line and its counters line. */
