@@ -62,7 +62,8 @@ uint64_t host_faults_now(void)
  * time is divided by the host's faults over the same span (pgfault), not
  * by the targets' faults seen while the fault hooks were on, which made a
  * stood-down target's few faults carry all of it (4,000-47,000 ns "a
- * fault" on zram, 2026-11-26).  Without /proc/vmstat: the targets' faults.
+ * fault" on zram, 2026-11-26).  Without /proc/vmstat (bpf_host_faults 0):
+ * the targets' faults.
  */
 static void add_bpf_stats(json_object *o, struct agent *a, const struct leap_cg_stats *s)
 {
@@ -70,8 +71,9 @@ static void add_bpf_stats(json_object *o, struct agent *a, const struct leap_cg_
 	json_object *progs = json_object_new_object();
 	int n = leap_observer_prog_stats(a->obs, ps, 16);
 	uint64_t ns = 0, cnt = 0, now = host_faults_now();
-	uint64_t faults = now > a->host_faults0 && a->host_faults0 ? now - a->host_faults0
-								   : s->faults;
+	uint64_t host =
+		a->host_faults0 && now > a->host_faults0 ? now - a->host_faults0 : 0;
+	uint64_t faults = host ? host : s->faults;
 
 	for (int i = 0; i < n; i++) {
 		json_object *p = json_object_new_object();
@@ -90,7 +92,7 @@ static void add_bpf_stats(json_object *o, struct agent *a, const struct leap_cg_
 		   faults ? (double)ns / (double)faults
 			  : (cnt ? (double)ns / (double)cnt : 0));
 	add_double(o, "bpf_run_s", ns / 1e9);
-	json_object_object_add(o, "bpf_host_faults", json_object_new_uint64(faults));
+	json_object_object_add(o, "bpf_host_faults", json_object_new_uint64(host));
 	json_object_object_add(o, "bpf_progs", progs);
 }
 
