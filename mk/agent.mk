@@ -7,6 +7,7 @@ UNIT_SRC_test_config := user/agent/config.c
 UNIT_LIBS_test_config := -linih
 UNIT_SRC_test_prefetch := user/agent/prefetch.c user/agent/pagemap.c user/agent/vmas.c
 UNIT_LIBS_test_prefetch = $(LIBBPF_LIBS)
+UNIT_SRC_test_vmas := user/agent/vmas.c
 UNIT_SRC_test_issuer := user/agent/issuer.c user/agent/prefetch.c user/agent/pagemap.c \
 	user/agent/vmas.c
 UNIT_LIBS_test_issuer = -Iuser/agent -Iuser $(LIBBPF_LIBS) -pthread

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Shared-memory mappings of a process, from /proc/PID/maps (vmas.h). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "vmas.h"
@@ -27,17 +28,33 @@ bool vmas_parse_line(const char *line, struct vma_range *out)
 	return true;
 }
 
-static int vmas_read(struct proc_vmas *m, uint32_t tgid)
+static int vmas_add(struct proc_vmas *m, const struct vma_range *r)
+{
+	if (m->n == m->cap) {
+		uint32_t cap = m->cap ? m->cap * 2 : 256;
+		struct vma_range *v = realloc(m->v, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		m->v = v;
+		m->cap = cap;
+	}
+	m->v[m->n++] = *r;
+	return 0;
+}
+
+static int vmas_read(struct proc_vmas *m, uint32_t tgid, uint64_t now_ns)
 {
 	char path[64], line[4352];
 	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%u/maps", tgid);
 	f = fopen(path, "re");
+	m->read_ns = now_ns;
 	if (!f)
 		return -1;
 	m->n = 0;
-	while (fgets(line, sizeof(line), f) && m->n < VMAS_MAX) {
+	while (fgets(line, sizeof(line), f)) {
 		struct vma_range r;
 
 		/* A long path: the rest of its line is not another mapping. */
@@ -47,8 +64,8 @@ static int vmas_read(struct proc_vmas *m, uint32_t tgid)
 			while ((c = fgetc(f)) != EOF && c != '\n')
 				;
 		}
-		if (vmas_parse_line(line, &r))
-			m->v[m->n++] = r;
+		if (vmas_parse_line(line, &r) && vmas_add(m, &r))
+			break; /* out of memory: what was read stands */
 	}
 	fclose(f);
 	m->read = true;
@@ -74,13 +91,21 @@ static int lookup(const struct proc_vmas *m, uint64_t page)
 	return -1;
 }
 
-int vmas_shmem(struct proc_vmas *m, uint32_t tgid, uint64_t page)
+int vmas_shmem(struct proc_vmas *m, uint32_t tgid, uint64_t page, uint64_t now_ns)
 {
 	int found = m->read ? lookup(m, page) : -1;
 
 	if (found >= 0)
 		return found;
-	if (vmas_read(m, tgid))
+	if (m->read && now_ns - m->read_ns < VMAS_REREAD_NS)
+		return -1;
+	if (vmas_read(m, tgid, now_ns))
 		return -1;
 	return lookup(m, page);
+}
+
+void vmas_free(struct proc_vmas *m)
+{
+	free(m->v);
+	*m = (struct proc_vmas){0};
 }

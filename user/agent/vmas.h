@@ -20,14 +20,21 @@ struct vma_range {
 	bool shmem;
 };
 
-#define VMAS_MAX 512
+/*
+ * How long after reading maps a page in no mapping known waits for the
+ * next read: a page in a gap (unmapped since, or never mapped) would
+ * otherwise read the whole file again each time.  A runtime's heap has
+ * a thousand mappings or more (Node.js: 1,185), ~0.3 ms a read.
+ */
+#define VMAS_REREAD_NS (50ULL * 1000 * 1000)
 
 /* A process's mappings, as last read. */
 struct proc_vmas {
-	struct vma_range v[VMAS_MAX];
-	uint32_t n;
-	bool read;	/* read at least once */
-	uint64_t reads; /* times /proc/PID/maps was read */
+	struct vma_range *v; /* in address order, as maps lists them */
+	uint32_t n, cap;
+	bool read;	  /* read at least once */
+	uint64_t read_ns; /* when last read (CLOCK_MONOTONIC) */
+	uint64_t reads;	  /* times /proc/PID/maps was read */
 };
 
 /*
@@ -40,9 +47,13 @@ bool vmas_parse_line(const char *line, struct vma_range *out);
 
 /*
  * Whether page of tgid lies in shared memory: 1 yes, 0 no, -1 unknown
- * (maps unreadable).  Reads /proc/PID/maps when page lies in no mapping
- * known yet (a new mapping), at most once per call.
+ * (maps unreadable, or page in no mapping).  Reads /proc/PID/maps, all of
+ * it, when page lies in no mapping known (a new mapping), unless it did
+ * less than VMAS_REREAD_NS before now_ns.
  */
-int vmas_shmem(struct proc_vmas *m, uint32_t tgid, uint64_t page);
+int vmas_shmem(struct proc_vmas *m, uint32_t tgid, uint64_t page, uint64_t now_ns);
+
+/* Frees what m holds (not m). */
+void vmas_free(struct proc_vmas *m);
 
 #endif

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Which mappings hold shared memory (user/agent/vmas.c), read from this
+ * process's own /proc/self/maps: a line parsed, a process with more
+ * mappings than the table once held (512; Node.js has ~1,200), and a page
+ * in no mapping, which reads the file again at most every VMAS_REREAD_NS.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "engine_test.h"
+#include "../../user/agent/vmas.h"
+
+#define PAGE 4096UL
+#define MANY 1500
+
+static void test_parse_line(void **state)
+{
+	struct vma_range r;
+	(void)state;
+
+	assert_true(vmas_parse_line("7f0000000000-7f0000004000 rw-s 00000000 00:01 1234    "
+				    "/dev/zero (deleted)\n",
+				    &r));
+	assert_int_equal(r.start, 0x7f0000000000ULL >> 12);
+	assert_int_equal(r.end, 0x7f0000004000ULL >> 12);
+	assert_true(r.shmem);
+	assert_true(vmas_parse_line("7f0000000000-7f0000004000 rw-p 00000000 00:00 0 \n", &r));
+	assert_false(r.shmem);
+	/* A shared file on a disk is not shmem. */
+	assert_true(vmas_parse_line("7f0000000000-7f0000004000 rw-s 00000000 fe:01 99 /var/x\n",
+				    &r));
+	assert_false(r.shmem);
+	assert_false(vmas_parse_line("garbage\n", &r));
+}
+
+static void test_many_mappings(void **state)
+{
+	struct proc_vmas m = {0};
+	char **maps = calloc(MANY, sizeof(*maps));
+	char *shared, *gap;
+	uint64_t now = 1000ULL * 1000 * 1000;
+	(void)state;
+
+	assert_non_null(maps);
+	/* Alternate protections so that neighbours do not merge. */
+	for (int i = 0; i < MANY; i++) {
+		maps[i] = mmap(NULL, PAGE, i % 2 ? PROT_READ : PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		assert_true(maps[i] != MAP_FAILED);
+	}
+	shared = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	assert_true(shared != MAP_FAILED);
+	/* A hole: its page lies in no mapping. */
+	gap = mmap(NULL, 3 * PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(gap != MAP_FAILED);
+	munmap(gap + PAGE, PAGE);
+
+	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)shared / PAGE + 2, now), 1);
+	assert_true(m.n > MANY);
+	/* Every mapping is in the table: no page of ours reads maps again. */
+	for (int i = 0; i < MANY; i++)
+		assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)maps[i] / PAGE,
+					    now + 1),
+				 0);
+	assert_int_equal(m.reads, 1);
+
+	/* A page in no mapping: one read, then none until VMAS_REREAD_NS. */
+	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)(gap + PAGE) / PAGE,
+				    now + VMAS_REREAD_NS),
+			 -1);
+	assert_int_equal(m.reads, 2);
+	for (int i = 0; i < 100; i++)
+		assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)(gap + PAGE) / PAGE,
+					    now + VMAS_REREAD_NS + i),
+				 -1);
+	assert_int_equal(m.reads, 2);
+	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)(gap + PAGE) / PAGE,
+				    now + 2 * VMAS_REREAD_NS),
+			 -1);
+	assert_int_equal(m.reads, 3);
+
+	vmas_free(&m);
+	assert_null(m.v);
+	munmap(shared, 4 * PAGE);
+	munmap(gap, 3 * PAGE);
+	for (int i = 0; i < MANY; i++)
+		munmap(maps[i], PAGE);
+	free(maps);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_line),
+		cmocka_unit_test(test_many_mappings),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
