@@ -21,17 +21,19 @@ static void test_parse_line(void **state)
 	struct vma_range r;
 	(void)state;
 
-	assert_true(vmas_parse_line("7f0000000000-7f0000004000 rw-s 00000000 00:01 1234    "
-				    "/dev/zero (deleted)\n",
-				    &r));
+	assert_true(
+		vmas_parse_line("7f0000000000-7f0000004000 rw-s 00000000 00:01 1234    "
+				"/dev/zero (deleted)\n",
+				&r));
 	assert_int_equal(r.start, 0x7f0000000000ULL >> 12);
 	assert_int_equal(r.end, 0x7f0000004000ULL >> 12);
 	assert_true(r.shmem);
-	assert_true(vmas_parse_line("7f0000000000-7f0000004000 rw-p 00000000 00:00 0 \n", &r));
+	assert_true(vmas_parse_line("7f0000000000-7f0000004000 rw-p 00000000 00:00 0 \n",
+				    &r));
 	assert_false(r.shmem);
 	/* A shared file on a disk is not shmem. */
-	assert_true(vmas_parse_line("7f0000000000-7f0000004000 rw-s 00000000 fe:01 99 /var/x\n",
-				    &r));
+	assert_true(vmas_parse_line(
+		"7f0000000000-7f0000004000 rw-s 00000000 fe:01 99 /var/x\n", &r));
 	assert_false(r.shmem);
 	assert_false(vmas_parse_line("garbage\n", &r));
 }
@@ -51,33 +53,37 @@ static void test_many_mappings(void **state)
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		assert_true(maps[i] != MAP_FAILED);
 	}
-	shared = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	shared = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		      -1, 0);
 	assert_true(shared != MAP_FAILED);
 	/* A hole: its page lies in no mapping. */
 	gap = mmap(NULL, 3 * PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	assert_true(gap != MAP_FAILED);
 	munmap(gap + PAGE, PAGE);
 
-	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)shared / PAGE + 2, now), 1);
+	assert_int_equal(
+		vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)shared / PAGE + 2, now), 1);
 	assert_true(m.n > MANY);
 	/* Every mapping is in the table: no page of ours reads maps again. */
 	for (int i = 0; i < MANY; i++)
-		assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)maps[i] / PAGE,
-					    now + 1),
+		assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(),
+					    (uintptr_t)maps[i] / PAGE, now + 1),
 				 0);
 	assert_int_equal(m.reads, 1);
 
 	/* A page in no mapping: one read, then none until VMAS_REREAD_NS. */
-	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)(gap + PAGE) / PAGE,
-				    now + VMAS_REREAD_NS),
+	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(),
+				    (uintptr_t)(gap + PAGE) / PAGE, now + VMAS_REREAD_NS),
 			 -1);
 	assert_int_equal(m.reads, 2);
 	for (int i = 0; i < 100; i++)
-		assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)(gap + PAGE) / PAGE,
+		assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(),
+					    (uintptr_t)(gap + PAGE) / PAGE,
 					    now + VMAS_REREAD_NS + i),
 				 -1);
 	assert_int_equal(m.reads, 2);
-	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)(gap + PAGE) / PAGE,
+	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(),
+				    (uintptr_t)(gap + PAGE) / PAGE,
 				    now + 2 * VMAS_REREAD_NS),
 			 -1);
 	assert_int_equal(m.reads, 3);
