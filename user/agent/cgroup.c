@@ -91,8 +91,7 @@ static int file_has_word(const char *dir, const char *file, const char *word)
 	return found;
 }
 
-/* The value of key in a flat keyed file ("key value" lines), or -ENOENT. */
-static int read_keyed(const char *dir, const char *file, const char *key, uint64_t *val)
+int read_keyed(const char *dir, const char *file, const char *key, uint64_t *val)
 {
 	char path[PATH_MAX + 64], name[64];
 	unsigned long long v;

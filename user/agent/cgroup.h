@@ -19,6 +19,10 @@ struct run_cgroup {
 	uint64_t id;	       /* cgroup v2 id of v2 */
 };
 
+/* The value of key in dir/file, a flat keyed file ("key value" lines:
+ * memory.stat, memory.events, /proc/vmstat); -ENOENT if absent, -errno
+ * if the file cannot be opened. */
+int read_keyed(const char *dir, const char *file, const char *key, uint64_t *val);
 /* Mount point of the cgroup2 hierarchy, or -ENOENT. */
 int cgroup2_mount(char *out, size_t len);
 /* Creates the cgroups (limit 0: no limit).  err gets a message on failure. */

@@ -1,10 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* The report of a stopped agent (summary.h). */
-#include <stdio.h>
-#include <string.h>
 #include <sys/resource.h>
 
 #include "agent.h"
+#include "cgroup.h"
 #include "counters.h"
 #include "state.h"
 #include "summary.h"
@@ -39,19 +38,9 @@ static void add_double(json_object *o, const char *key, double v)
 
 uint64_t host_faults_now(void)
 {
-	FILE *f = fopen("/proc/vmstat", "re");
-	char name[64];
-	unsigned long long v;
 	uint64_t faults = 0;
 
-	if (!f)
-		return 0;
-	while (fscanf(f, "%63s %llu", name, &v) == 2)
-		if (strcmp(name, "pgfault") == 0) {
-			faults = v;
-			break;
-		}
-	fclose(f);
+	read_keyed("/proc", "vmstat", "pgfault", &faults);
 	return faults;
 }
 
