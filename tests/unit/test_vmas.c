@@ -2,8 +2,10 @@
 /*
  * Which mappings hold shared memory (user/agent/vmas.c), read from this
  * process's own /proc/self/maps: a line parsed, a process with more
- * mappings than the table once held (512; Node.js has ~1,200), and a page
- * in no mapping, which reads the file again at most every VMAS_REREAD_NS.
+ * mappings than the table once held (512; Node.js has ~1,200), a page
+ * in no mapping, which reads the file again at most every VMAS_REREAD_NS,
+ * and a mapping replaced in place, seen once the table is VMAS_MAX_AGE_NS
+ * old.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,11 +99,39 @@ static void test_many_mappings(void **state)
 	free(maps);
 }
 
+/* A private mapping replaced in place by shared memory: the old line
+ * answers until the table is VMAS_MAX_AGE_NS old, then maps is read again. */
+static void test_mapping_replaced(void **state)
+{
+	struct proc_vmas m = {0};
+	uint64_t now = 1000ULL * 1000 * 1000;
+	uint64_t page;
+	char *p;
+	(void)state;
+
+	p = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+		 0);
+	assert_true(p != MAP_FAILED);
+	page = (uintptr_t)p / PAGE + 1;
+	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), page, now), 0);
+	assert_true(mmap(p, 4 * PAGE, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == p);
+	assert_int_equal(
+		vmas_shmem(&m, (uint32_t)getpid(), page, now + VMAS_MAX_AGE_NS - 1), 0);
+	assert_int_equal(m.reads, 1);
+	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), page, now + VMAS_MAX_AGE_NS),
+			 1);
+	assert_int_equal(m.reads, 2);
+	vmas_free(&m);
+	munmap(p, 4 * PAGE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_line),
 		cmocka_unit_test(test_many_mappings),
+		cmocka_unit_test(test_mapping_replaced),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -502,10 +502,10 @@ static struct prefetch_proc *request_begin(struct prefetcher *p, uint32_t tgid,
  * Whether a window starting at page lies in shared memory, whose swapped
  * pages the pagemap shows as none (vmas.h); its mappings are read at the
  * process's first window and again when one lies in a new mapping, at
- * most every VMAS_REREAD_NS.  Before, a table of 512 mappings and a read
- * for every window outside it: Node.js's 1,185 mappings cost the agent
- * ~210 us an event in /proc/PID/maps and node-gc ran 0.93x of Linux's
- * readahead (2026-11-27).
+ * most every VMAS_REREAD_NS, or when they are a second old.  Before, a table of 512
+ * mappings and a read for every window outside it: Node.js's 1,185 mappings cost the
+ * agent ~210 us an event in /proc/PID/maps and node-gc ran 0.93x of Linux's readahead
+ * (2026-11-27).
  */
 static bool window_in_shmem(struct prefetcher *p, struct prefetch_proc *pr, uint64_t page)
 {

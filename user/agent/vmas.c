@@ -93,11 +93,12 @@ static int lookup(const struct proc_vmas *m, uint64_t page)
 
 int vmas_shmem(struct proc_vmas *m, uint32_t tgid, uint64_t page, uint64_t now_ns)
 {
+	uint64_t age = now_ns - m->read_ns;
 	int found = m->read ? lookup(m, page) : -1;
 
-	if (found >= 0)
+	if (found >= 0 && age < VMAS_MAX_AGE_NS)
 		return found;
-	if (m->read && now_ns - m->read_ns < VMAS_REREAD_NS)
+	if (found < 0 && m->read && age < VMAS_REREAD_NS)
 		return -1;
 	if (vmas_read(m, tgid, now_ns))
 		return -1;

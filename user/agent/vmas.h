@@ -28,6 +28,15 @@ struct vma_range {
  */
 #define VMAS_REREAD_NS (50ULL * 1000 * 1000)
 
+/*
+ * How old the table may grow before a page found in it reads maps again:
+ * a mapping unmapped and mapped again at the same addresses as another
+ * kind (a private heap arena where a shmem segment now lies) would
+ * otherwise be answered from the old line for as long as the process
+ * lives.  Once a second is ~0.3 ms a second for Node.js's maps.
+ */
+#define VMAS_MAX_AGE_NS (1000ULL * 1000 * 1000)
+
 /* A process's mappings, as last read. */
 struct proc_vmas {
 	struct vma_range *v; /* in address order, as maps lists them */
@@ -49,7 +58,8 @@ bool vmas_parse_line(const char *line, struct vma_range *out);
  * Whether page of tgid lies in shared memory: 1 yes, 0 no, -1 unknown
  * (maps unreadable, or page in no mapping).  Reads /proc/PID/maps, all of
  * it, when page lies in no mapping known (a new mapping), unless it did
- * less than VMAS_REREAD_NS before now_ns.
+ * less than VMAS_REREAD_NS before now_ns, and when the table is older than
+ * VMAS_MAX_AGE_NS.
  */
 int vmas_shmem(struct proc_vmas *m, uint32_t tgid, uint64_t page, uint64_t now_ns);
 
