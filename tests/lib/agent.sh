@@ -59,6 +59,22 @@ require_agent_prefetch()
 		skip_all "this kernel refuses process_madvise(MADV_WILLNEED)"
 }
 
+# prefetch_fixture MIB: how a test of prefetching on a swap file begins:
+# root, an agent that may prefetch, the fixture (its state folder in $tmp),
+# a swap file of MIB MiB (its path in $swap) and vm.page-cluster at Linux's
+# default of 3 (restored at teardown), whatever the host had.
+# shellcheck disable=SC2034 # tmp and swap: for the test that calls it
+prefetch_fixture()
+{
+	require_root
+	require_agent_prefetch
+	fixture_init
+	tmp=$FX_STATE
+	swap=$(swap_file_on "$1") || bail_out "cannot set up a swap file"
+	ok 0 "swap file $swap is on"
+	page_cluster_set 3 || bail_out "cannot set vm.page-cluster"
+}
+
 run_unless_oom()
 {
 	local out=$1 err=$2 rc try

@@ -25,14 +25,7 @@ root=$(cd "$here/../.." && pwd)
 # shellcheck source=tests/lib/agent.sh
 . "$root/tests/lib/agent.sh"
 
-require_root
-require_agent_prefetch
-
-fixture_init
-tmp=$FX_STATE
-swap=$(swap_file_on 512) || bail_out "cannot set up a swap file"
-ok 0 "swap file $swap is on"
-page_cluster_set 3 || bail_out "cannot set vm.page-cluster"
+prefetch_fixture 512
 
 # run NAME RA PATTERN: pyscan.py 128 PATTERN in 64 MiB under leap-agent
 # --kernel-readahead RA (PATTERN perl: perlscan.pl 128 8); the JSON in

@@ -17,15 +17,8 @@ root=$(cd "$here/../.." && pwd)
 # shellcheck source=tests/lib/agent.sh
 . "$root/tests/lib/agent.sh"
 
-require_root
-require_agent_prefetch
+prefetch_fixture 512
 "$PY" -c 'import numpy' 2>/dev/null || bail_out "python3-numpy missing (make deps)"
-
-fixture_init
-tmp=$FX_STATE
-swap=$(swap_file_on 512) || bail_out "cannot set up a swap file"
-ok 0 "swap file $swap is on"
-page_cluster_set 3 || bail_out "cannot set vm.page-cluster"
 
 run_unless_oom "$tmp/np.out" "$tmp/np.err" "$AGENT" run --policy leap --memory-limit 32M \
 	--json "$tmp/np.json" -- "$PY" "$root/tools/real/npscan.py" 128

@@ -24,14 +24,7 @@ root=$(cd "$here/../.." && pwd)
 # shellcheck source=tests/lib/agent.sh
 . "$root/tests/lib/agent.sh"
 
-require_root
-require_agent_prefetch
-
-fixture_init
-tmp=$FX_STATE
-swap=$(swap_file_on 512) || bail_out "cannot set up a swap file"
-ok 0 "swap file $swap is on"
-page_cluster_set 3 || bail_out "cannot set vm.page-cluster"
+prefetch_fixture 512
 
 js=$tmp/run.json
 run_unless_oom "$tmp/out" "$tmp/err" "$AGENT" run --policy leap --memory-limit 64M \

@@ -33,14 +33,7 @@ root=$(cd "$here/../.." && pwd)
 # shellcheck source=tests/lib/agent.sh
 . "$root/tests/lib/agent.sh"
 
-require_root
-require_agent_prefetch
-
-fixture_init
-tmp=$FX_STATE
-swap=$(swap_file_on 512) || bail_out "cannot set up a swap file"
-ok 0 "swap file $swap is on"
-page_cluster_set 3 || bail_out "cannot set vm.page-cluster"
+prefetch_fixture 512
 
 # run NAME ARGS...: the scan under leap-agent run ARGS; JSON in $tmp/NAME.json.
 run()
