@@ -10,18 +10,19 @@
  *  - minor, known swap fault (fentry path): a swap-cache hit not of ours
  *    (kernel readahead), still a swap access for the history;
  *  - anything else (an observer without the filter): not a swap access.
+ * Which targets are watched, and their comings and goings: targets.c.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 
 #include "agent.h"
 #include "clock.h"
 #include "leap/decide.h"
 #include "swapslot.h"
+#include "targets.h"
 
 /* What /proc/swaps says of zram and pmem (struct leap_cost_swap). */
 static struct leap_cost_swap read_swaps(void)
@@ -153,179 +154,6 @@ void agent_fini(struct agent *a)
 	leap_table_free(&a->streams);
 }
 
-static bool cost_aware(const struct agent_target *t);
-
-static uint32_t target_flags(const struct agent_target *t)
-{
-	const struct agent_policy *p = &t->policy;
-	uint32_t f = 0;
-
-	if (p->mode != AGENT_MODE_OFF)
-		f |= LEAP_TGT_EVENTS;
-	/*
-	 * Nobody reacts to an observed fault, so it waits for a batch: a
-	 * wake-up per major fault costs the faulting program more than the
-	 * BPF programs do (CPython strided scan under observe, 2026-11-25:
-	 * the scan 0.79x of no agent with them; docs/bench-real.md).
-	 */
-	if (p->mode == AGENT_MODE_OBSERVE)
-		f |= LEAP_TGT_NO_WAKE;
-	if (p->params.key == LEAP_KEY_THREAD)
-		f |= LEAP_TGT_THREAD_DELTAS;
-	if (p->exact)
-		f |= LEAP_TGT_EXACT;
-	if (t->cost.state == LEAP_COST_STANDBY)
-		f |= LEAP_TGT_STANDBY;
-	return f;
-}
-
-static int push_target(struct agent *a, struct agent_target *t, char *err, size_t errlen)
-{
-	struct leap_target bt = {.stats_slot = t->slot, .flags = target_flags(t)};
-	int rc;
-
-	if (a->iss)
-		issuer_set_rate(a->iss, t->slot, t->policy.prefetch_rate);
-	if (t->kind == TARGET_CGROUP)
-		rc = leap_observer_add_cgroup(a->obs, t->cgroup_id, &bt);
-	else
-		rc = leap_observer_add_pid(a->obs, t->tgid, &bt);
-	if (rc && err)
-		snprintf(err, errlen, "%s %s: %s",
-			 t->kind == TARGET_CGROUP ? "cgroup" : "pid", t->path,
-			 rc == -ESRCH ? "no such process" : strerror(-rc));
-	return rc;
-}
-
-int agent_add_cgroup(struct agent *a, const char *path, const struct agent_policy *pol,
-		     char *err, size_t errlen)
-{
-	return agent_add_cgroup_opts(a, path, pol, false, err, errlen);
-}
-
-int agent_add_cgroup_opts(struct agent *a, const char *path,
-			  const struct agent_policy *pol, bool force_exact, char *err,
-			  size_t errlen)
-{
-	struct agent_target *t;
-	__u64 id;
-	int rc;
-
-	rc = leap_cgroup_id_from_path(path, &id);
-	if (rc) {
-		snprintf(err, errlen, "cgroup %s: %s", path,
-			 rc == -EINVAL ? "not a cgroup2 directory" : strerror(-rc));
-		return rc;
-	}
-	for (int i = 0; i < a->ntargets; i++)
-		if (a->targets[i].kind == TARGET_CGROUP &&
-		    a->targets[i].cgroup_id == id) {
-			snprintf(err, errlen, "cgroup %s given twice", path);
-			return -EEXIST;
-		}
-	if (a->ntargets == AGENT_MAX_TARGETS || a->next_slot >= LEAP_STATS_SLOTS) {
-		snprintf(err, errlen, "too many targets (at most %d cgroups)",
-			 LEAP_STATS_SLOTS - 1);
-		return -ENOSPC;
-	}
-	t = &a->targets[a->ntargets];
-	memset(t, 0, sizeof(*t));
-	t->kind = TARGET_CGROUP;
-	t->cgroup_id = id;
-	snprintf(t->path, sizeof(t->path), "%s", path);
-	t->policy = *pol;
-	t->exact_forced = force_exact;
-	if (force_exact)
-		t->policy.exact = true;
-	t->slot = a->next_slot;
-	leap_cost_init(&t->cost, &a->cost_params);
-	rc = push_target(a, t, err, errlen);
-	if (rc)
-		return rc;
-	a->next_slot++;
-	a->ntargets++;
-	return 0;
-}
-
-int agent_add_pid(struct agent *a, uint32_t tgid, const struct agent_policy *pol,
-		  char *err, size_t errlen)
-{
-	struct agent_target *t;
-	int rc;
-
-	if (a->ntargets == AGENT_MAX_TARGETS) {
-		snprintf(err, errlen, "too many targets");
-		return -ENOSPC;
-	}
-	t = &a->targets[a->ntargets];
-	memset(t, 0, sizeof(*t));
-	t->kind = TARGET_PID;
-	t->tgid = tgid;
-	snprintf(t->path, sizeof(t->path), "%u", tgid);
-	t->policy = *pol;
-	t->slot = 0;
-	leap_cost_init(&t->cost, &a->cost_params);
-	rc = push_target(a, t, err, errlen);
-	if (rc)
-		return rc;
-	a->ntargets++;
-	return 0;
-}
-
-void agent_apply_config(struct agent *a, const struct agent_config *cfg)
-{
-	/* Engine-level [agent] sizes are fixed at start; policies change live. */
-	a->config.def = cfg->def;
-	memcpy(a->config.cgroups, cfg->cgroups, sizeof(cfg->cgroups));
-	a->config.ncgroups = cfg->ncgroups;
-	for (int i = 0; i < a->ntargets; i++) {
-		struct agent_target *t = &a->targets[i];
-		bool was_exact = t->policy.exact;
-
-		t->policy = *agent_config_policy_for(
-			&a->config, t->kind == TARGET_CGROUP ? t->path : NULL);
-		if (t->exact_forced)
-			t->policy.exact = true;
-		/* Now prefetching whatever it costs: no longer standing down. */
-		if (!cost_aware(t) && t->cost.state == LEAP_COST_STANDBY)
-			leap_cost_init(&t->cost, &a->cost_params);
-		/* Now exact: its descendants match elsewhere or not at all; BPF
-		 * names them afresh at their next fault. */
-		if (t->kind == TARGET_CGROUP && !was_exact && t->policy.exact)
-			leaves_drop_target(&a->leaves, t->cgroup_id);
-		if (!t->gone)
-			push_target(a, t, NULL, 0);
-	}
-}
-
-/*
- * The target an event belongs to: its pid entry first, then its cgroup's,
- * then the target BPF matched the cgroup to (a descendant's deepest
- * covering target, leaves.h).
- */
-static struct agent_target *target_of(struct agent *a, const struct leap_event *ev)
-{
-	struct agent_target *by_cgroup = NULL;
-	uint64_t target_id;
-
-	for (int i = 0; i < a->ntargets; i++) {
-		struct agent_target *t = &a->targets[i];
-
-		if (t->kind == TARGET_PID && t->tgid == ev->tgid)
-			return t;
-		if (t->kind == TARGET_CGROUP && !t->gone && t->cgroup_id == ev->cgroup_id)
-			by_cgroup = t;
-	}
-	if (by_cgroup || !ev->cgroup_id)
-		return by_cgroup;
-	target_id = leaves_target(&a->leaves, ev->cgroup_id);
-	for (int i = 0; target_id && i < a->ntargets; i++)
-		if (a->targets[i].kind == TARGET_CGROUP && !a->targets[i].gone &&
-		    a->targets[i].cgroup_id == target_id)
-			return &a->targets[i];
-	return NULL;
-}
-
 static void add_stat(struct agent *a, uint32_t slot, int which, uint64_t n)
 {
 	struct leap_cg_stats *s = leap_observer_stats(a->obs, slot);
@@ -337,13 +165,6 @@ static void add_stat(struct agent *a, uint32_t slot, int which, uint64_t n)
 		__atomic_fetch_add(&s->prefetches, n, __ATOMIC_RELAXED);
 	else
 		__atomic_fetch_add(&s->prefetch_hits, n, __ATOMIC_RELAXED);
-}
-
-static void process_gone(struct agent *a, uint32_t tgid)
-{
-	a->c.exited++;
-	leap_table_drop_tgid(&a->streams, tgid);
-	prefetch_forget(&a->pf, tgid);
 }
 
 /*
@@ -375,7 +196,7 @@ static void agent_drain(struct agent *a, struct agent_target *t)
 	}
 	pthread_mutex_unlock(&a->done_lock);
 	for (unsigned i = 0; i < ngone; i++)
-		process_gone(a, gone[i]);
+		target_forget_process(a, gone[i]);
 	if (cold_refused && a->cold_ok)
 		cold_refused_now(a, cold_refused);
 	if (refused && a->prefetch_ok) {
@@ -762,7 +583,7 @@ static void cost_apply(struct agent *a, struct agent_target *t)
 		a->c.stand_downs++;
 	else
 		a->c.probes++;
-	push_target(a, t, NULL, 0);
+	target_push(a, t, NULL, 0);
 	a->state_dirty = true;
 	if (standby && all_standing_down(a))
 		disarm(a); /* nobody left whose faults we follow */
@@ -778,17 +599,11 @@ static void cost_apply(struct agent *a, struct agent_target *t)
 			t->kind == TARGET_CGROUP ? "cgroup" : "pid", t->path);
 }
 
-/* Whether t's verdict is the agent's to make: mode leap, stand_down auto. */
-static bool cost_aware(const struct agent_target *t)
-{
-	return t->policy.mode == AGENT_MODE_LEAP && t->policy.stand_down;
-}
-
 /* An event's sample: a device page-in not of ours, or a hit. */
 static void cost_sample(struct agent *a, struct agent_target *t,
 			const struct leap_event *ev, bool hit)
 {
-	if (!cost_aware(t) || !ev->latency_ns)
+	if (!target_cost_aware(t) || !ev->latency_ns)
 		return;
 	if ((ev->flags & LEAP_EV_MAJOR) && (ev->flags & LEAP_EV_SWAPIN_IO) &&
 	    !(ev->flags & LEAP_EV_PREFETCHED))
@@ -839,7 +654,7 @@ static void issue_window(struct agent *a, struct agent_target *t, struct leap_st
 		record_latency(a, t->slot, ev->ts_ns);
 		record_dispatch(a, ev->ts_ns + ev->latency_ns, a->pf.dispatch_ns);
 	} else if (rc == -ESRCH) {
-		process_gone(a, ev->tgid);
+		target_forget_process(a, ev->tgid);
 	} else if (rc == -EINVAL || rc == -ENOSYS) {
 		fprintf(stderr,
 			"leap-agent: kernel refused process_madvise(MADV_WILLNEED) (%s); "
@@ -941,7 +756,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 		return 0;
 	}
 	a->c.events++;
-	t = target_of(a, ev);
+	t = target_of_event(a, ev);
 	agent_drain(a, t);
 	if (!t || t->policy.mode == AGENT_MODE_OFF)
 		return 0;
@@ -1018,70 +833,6 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	return 0;
 }
 
-static bool pid_alive(uint32_t tgid)
-{
-	char path[32];
-	struct stat st;
-
-	snprintf(path, sizeof(path), "/proc/%u", tgid);
-	return stat(path, &st) == 0;
-}
-
-/*
- * A cgroup target whose directory was removed stops being watched (its
- * slot keeps its counts) until a cgroup of the same path appears again:
- * a restarted systemd service or container gets a new cgroup, and a new id.
- */
-static void check_cgroup_target(struct agent *a, struct agent_target *t)
-{
-	char err[512];
-	uint64_t id;
-	int rc = cgroup_id_quiet(t->path, &id);
-
-	if (!t->gone) {
-		if (rc == 0 && id == t->cgroup_id)
-			return;
-		leap_observer_remove_cgroup(a->obs, t->cgroup_id);
-		leaves_drop_target(&a->leaves, t->cgroup_id);
-		t->gone = true;
-		a->state_dirty = true;
-		fprintf(stderr,
-			"leap-agent: watched cgroup %s was removed; not watched until a "
-			"cgroup of that path exists again (its counters are kept)\n",
-			t->path);
-	}
-	if (rc)
-		return;
-	t->cgroup_id = id;
-	if (push_target(a, t, err, sizeof(err))) {
-		fprintf(stderr, "leap-agent: cannot watch %s again: %s\n", t->path, err);
-		return;
-	}
-	t->gone = false;
-	a->state_dirty = true;
-	fprintf(stderr, "leap-agent: cgroup %s exists again (id %llu); watching it\n",
-		t->path, (unsigned long long)id);
-}
-
-static void tick_cgroups(struct agent *a)
-{
-	struct leaves_root roots[AGENT_MAX_TARGETS];
-	int n = 0;
-
-	for (int i = 0; i < a->ntargets; i++) {
-		struct agent_target *t = &a->targets[i];
-
-		if (t->kind != TARGET_CGROUP)
-			continue;
-		check_cgroup_target(a, t);
-		if (!t->gone)
-			roots[n++] =
-				(struct leaves_root){.id = t->cgroup_id, .path = t->path};
-	}
-	if (leaves_tick(&a->leaves, roots, n))
-		a->state_dirty = true;
-}
-
 /*
  * A target whose window queue overflowed is told about once: the workers
  * fall behind its windows and drop the oldest (issuer.h).  The counter
@@ -1130,21 +881,9 @@ void agent_tick(struct agent *a, uint64_t now_ns)
 	disarm_if_idle(a, now_ns);
 	arming_follow_targets(a);
 	a->ra_pages = kernel_ra_pages();
-	tick_cgroups(a);
+	targets_tick(a);
 	leap_table_expire(&a->streams, now_ns,
 			  (uint64_t)a->config.idle_timeout_s * 1000000000ULL);
-	for (int i = 0; i < a->ntargets; i++) {
-		struct agent_target *t = &a->targets[i];
-
-		if (t->kind != TARGET_PID || pid_alive(t->tgid))
-			continue;
-		fprintf(stderr, "leap-agent: pid %u exited; no longer watched\n",
-			t->tgid);
-		leap_observer_remove_pid(a->obs, t->tgid);
-		process_gone(a, t->tgid);
-		a->targets[i] = a->targets[--a->ntargets];
-		i--;
-	}
 }
 
 void agent_totals(const struct agent *a, struct leap_cg_stats *sum)
