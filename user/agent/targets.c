@@ -50,6 +50,20 @@ int target_push(struct agent *a, struct agent_target *t, char *err, size_t errle
 	return rc;
 }
 
+/* The next free entry of a->targets, set up but not yet counted in. */
+static struct agent_target *target_new(struct agent *a, enum target_kind kind,
+				       const struct agent_policy *pol, uint32_t slot)
+{
+	struct agent_target *t = &a->targets[a->ntargets];
+
+	memset(t, 0, sizeof(*t));
+	t->kind = kind;
+	t->policy = *pol;
+	t->slot = slot;
+	leap_cost_init(&t->cost, &a->cost_params);
+	return t;
+}
+
 int agent_add_cgroup(struct agent *a, const char *path, const struct agent_policy *pol,
 		     char *err, size_t errlen)
 {
@@ -81,17 +95,12 @@ int agent_add_cgroup_opts(struct agent *a, const char *path,
 			 LEAP_STATS_SLOTS - 1);
 		return -ENOSPC;
 	}
-	t = &a->targets[a->ntargets];
-	memset(t, 0, sizeof(*t));
-	t->kind = TARGET_CGROUP;
+	t = target_new(a, TARGET_CGROUP, pol, a->next_slot);
 	t->cgroup_id = id;
 	snprintf(t->path, sizeof(t->path), "%s", path);
-	t->policy = *pol;
 	t->exact_forced = force_exact;
 	if (force_exact)
 		t->policy.exact = true;
-	t->slot = a->next_slot;
-	leap_cost_init(&t->cost, &a->cost_params);
 	rc = target_push(a, t, err, errlen);
 	if (rc)
 		return rc;
@@ -110,14 +119,10 @@ int agent_add_pid(struct agent *a, uint32_t tgid, const struct agent_policy *pol
 		snprintf(err, errlen, "too many targets");
 		return -ENOSPC;
 	}
-	t = &a->targets[a->ntargets];
-	memset(t, 0, sizeof(*t));
-	t->kind = TARGET_PID;
+	/* Slot 0 collects every pid target's counts (agent_init()). */
+	t = target_new(a, TARGET_PID, pol, 0);
 	t->tgid = tgid;
 	snprintf(t->path, sizeof(t->path), "%u", tgid);
-	t->policy = *pol;
-	t->slot = 0;
-	leap_cost_init(&t->cost, &a->cost_params);
 	rc = target_push(a, t, err, errlen);
 	if (rc)
 		return rc;
