@@ -29,4 +29,5 @@ ALL_BINS += $(BIN)/leap-agent
 
 UNIT_SRC_test_backend := user/agent/backend.c user/agent/swapslot.c
 UNIT_SRC_test_swapslot := user/agent/swapslot.c
+UNIT_SRC_test_swapra := user/agent/swapra.c
 UNIT_LIBS_test_backend := -lpthread

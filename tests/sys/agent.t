@@ -143,6 +143,21 @@ is $? 2 "an unknown command is a usage error"
 h=$(memcg_create 32M) || bail_out "cannot create a memory cgroup"
 cg=$(memcg_path_v2 "$h")
 printf '[default]\nmode = leap\n' >"$tmp/good.conf"
+# Which swap readahead the kernel does with this test's swap file on: slot
+# clusters whenever a rotational swap area is on (mm/swap_state.c
+# swap_use_vma_readahead()), as this machine's virtio disk says it is.
+dev=$(stat -c '%Hd:%Ld' "$swap")
+rot=$(cat "/sys/dev/block/$dev/queue/rotational" 2>/dev/null ||
+	cat "/sys/dev/block/$dev/../queue/rotational" 2>/dev/null)
+if [ "$(cat /proc/sys/vm/page-cluster)" = 0 ]; then
+	want="off"
+elif [ "$rot" = 1 ] || ! grep -q true /sys/kernel/mm/swap/vma_ra_enabled; then
+	want="swap-slot clusters"
+else
+	want="(VMA-based|swap-slot clusters)" # another area may be rotational
+fi
+like "$("$AGENT" status)" "swap readahead: +$want" \
+	"status names the kernel's swap readahead (swap file's disk rotational=${rot:-?})"
 start_agent attach --cgroup "$cg" --config "$tmp/good.conf" --kernel-readahead off \
 	--json "$tmp/attach.json"
 ok $? "attach --cgroup starts" || diag "$(cat "$tmp/agent.err")"
@@ -153,6 +168,8 @@ like "$st" "target: +cgroup $cg mode=leap" "status lists the target and its poli
 like "$st" "hook path: +(fentry|tracepoint)" "status names the hook path"
 like "$st" "window records: +(leap_record program|map batches)" "status says how windows are recorded"
 like "$st" "pagemap filter: +(PAGEMAP_SCAN|pread)" "status says how the pagemap filter reads"
+like "$st" "swap readahead: +off \(vm.page-cluster 0\)" \
+	"and that it is off while an agent runs with --kernel-readahead off"
 memcg_run_timeout 120 "$h" "$WL" --pattern stride:8 --footprint 96M >/dev/null 2>"$tmp/wl.err"
 is $? 0 "workload in the attached cgroup: exit 0 (data verified)" || diag "$(cat "$tmp/wl.err")"
 "$AGENT" stats --json >"$tmp/stats.json"

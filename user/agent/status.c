@@ -14,6 +14,7 @@
 #include "pagemap.h"
 #include "prefetch.h"
 #include "state.h"
+#include "swapra.h"
 
 static void log_quiet(void *ctx, enum leap_log_level level, const char *msg)
 {
@@ -29,6 +30,8 @@ static void print_kernel(void)
 		.hook = LEAP_HOOK_AUTO, .no_pin = true, .log = log_quiet};
 	struct leap_observer *obs = NULL;
 	const char *why = "";
+	struct swapra ra;
+	char line[512];
 	struct utsname u;
 	struct stat st;
 	int rc;
@@ -56,6 +59,9 @@ static void print_kernel(void)
 					: "pread (no PAGEMAP_SCAN: kernel < 6.7)");
 	printf("process_madvise:   %s\n",
 	       prefetch_probe_willneed(&why) ? "WILLNEED supported" : why);
+	swapra_probe(&ra);
+	swapra_describe(&ra, line, sizeof(line));
+	printf("swap readahead:    %s\n", line);
 }
 
 static void print_target(json_object *t)
