@@ -210,7 +210,8 @@ rows="off leap"
 for w in $workers; do rows="$rows leap-w$w"; done
 {
 	echo "# machine: $(uname -r), $(nproc) CPUs, swap on $(awk 'NR > 1 {
-		n = $1; sub(".*/", "", n); printf "%s%s (%s)", sep, n, $2; sep = " + " }' /proc/swaps)"
+		n = $1; sub(".*/", "", n); printf "%s%s (%s)", sep, n, $2; sep = " + " }' /proc/swaps)," \
+		"swap readahead $("$AGENT" status 2>/dev/null | sed -n 's/^swap readahead: *//p')"
 	echo "layout,n,row,rep,wall_s,prefetched,hits,late,reaction_p99_us,stale,overflow,bad,dispatch_p99_us,cpu_busy_pct,iowait_pct,pswpin,pswpout,disk_reads,disk_writes,read_wait_ms"
 } >"$out"
 

@@ -290,6 +290,9 @@ else
 	}
 fi
 page_cluster_set 3 || exit 1
+# Row b's readahead: VMA-based, or swap-slot clusters while a rotational
+# swap area is on (docs/agent.md, "Memory pressure and the kernel's readahead").
+echo "# swap readahead: $("$AGENT" status 2>/dev/null | sed -n 's/^swap readahead: *//p')"
 
 JAVA_CLASSES=$scratch/java
 if [[ " $PROGRAMS " == *" java-gc "* ]]; then
