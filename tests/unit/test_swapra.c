@@ -46,7 +46,7 @@ static void area_path(void **state)
 
 static void describe(void **state)
 {
-	struct swapra ra = {.kind = SWAPRA_CLUSTER, .max_pages = 8};
+	struct swapra ra = {.kind = SWAPRA_CLUSTER, .max_pages = 8, .areas = 1};
 	char line[256];
 	(void)state;
 
@@ -62,6 +62,9 @@ static void describe(void **state)
 	ra.kind = SWAPRA_VMA;
 	swapra_describe(&ra, line, sizeof(line));
 	assert_string_equal(line, "VMA-based, up to 8 pages");
+	ra.areas = 0;
+	swapra_describe(&ra, line, sizeof(line));
+	assert_string_equal(line, "VMA-based, up to 8 pages (no swap area on yet)");
 	ra.kind = SWAPRA_OFF;
 	swapra_describe(&ra, line, sizeof(line));
 	assert_string_equal(line, "off (vm.page-cluster 0)");

@@ -96,11 +96,11 @@ void swapra_probe(struct swapra *out)
 		fclose(f);
 	}
 	text[n] = '\0';
-	for (int i = 0; swapra_area_path(text, i, path, sizeof(path)); i++)
-		if (area_rotational(path) == 1) {
+	for (int i = 0; swapra_area_path(text, i, path, sizeof(path)); i++) {
+		out->areas++;
+		if (!out->rotational[0] && area_rotational(path) == 1)
 			snprintf(out->rotational, sizeof(out->rotational), "%s", path);
-			break;
-		}
+	}
 	out->kind = swapra_kind_of(page_cluster, vma, out->rotational[0] != '\0');
 	if (out->kind != SWAPRA_OFF && page_cluster < 31)
 		out->max_pages = 1u << page_cluster;
@@ -113,7 +113,8 @@ void swapra_describe(const struct swapra *ra, char *out, size_t len)
 		snprintf(out, len, "off (vm.page-cluster 0)");
 		break;
 	case SWAPRA_VMA:
-		snprintf(out, len, "VMA-based, up to %u pages", ra->max_pages);
+		snprintf(out, len, "VMA-based, up to %u pages%s", ra->max_pages,
+			 ra->areas ? "" : " (no swap area on yet)");
 		break;
 	case SWAPRA_CLUSTER:
 		if (ra->rotational[0])

@@ -26,6 +26,7 @@ struct swapra {
 	enum swapra_kind kind;
 	uint32_t max_pages;   /* 1 << vm.page-cluster; 0 when off */
 	char rotational[256]; /* the first rotational swap area on, "" if none */
+	int areas;	      /* swap areas on */
 };
 
 /* The kernel's choice, from vm.page-cluster, vma_ra_enabled and whether a
