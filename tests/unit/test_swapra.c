@@ -21,6 +21,18 @@ static void kind_of(void **state)
 	assert_int_equal(swapra_kind_of(0, false, true), SWAPRA_OFF);
 }
 
+static void max_pages(void **state)
+{
+	(void)state;
+	assert_int_equal(swapra_max_pages(SWAPRA_VMA, 3), 8);
+	assert_int_equal(swapra_max_pages(SWAPRA_CLUSTER, 3), 8);
+	/* swap_vma_ra_win(): at most 1 << SWAP_RA_ORDER_CEILING (5). */
+	assert_int_equal(swapra_max_pages(SWAPRA_VMA, 7), 32);
+	assert_int_equal(swapra_max_pages(SWAPRA_CLUSTER, 7), 128);
+	assert_int_equal(swapra_max_pages(SWAPRA_OFF, 3), 0);
+	assert_int_equal(swapra_max_pages(SWAPRA_CLUSTER, 0), 0);
+}
+
 static void area_path(void **state)
 {
 	const char *swaps =
@@ -74,6 +86,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(kind_of),
+		cmocka_unit_test(max_pages),
 		cmocka_unit_test(area_path),
 		cmocka_unit_test(describe),
 	};

@@ -21,6 +21,7 @@
 #include "agent.h"
 #include "clock.h"
 #include "leap/decide.h"
+#include "swapra.h"
 #include "swapslot.h"
 #include "targets.h"
 
@@ -49,15 +50,9 @@ static struct leap_cost_swap read_swaps(void)
  */
 static uint32_t kernel_ra_pages(void)
 {
-	FILE *f = fopen("/proc/sys/vm/page-cluster", "re");
-	int pc = 0;
+	int pc = swapra_page_cluster();
 
-	if (!f)
-		return 0;
-	if (fscanf(f, "%d", &pc) != 1 || pc < 0 || pc > 10)
-		pc = 0;
-	fclose(f);
-	return pc ? 1u << pc : 0;
+	return pc > 0 && pc <= 10 ? 1u << pc : 0;
 }
 
 int agent_init(struct agent *a, const struct agent_config *cfg)

@@ -14,6 +14,17 @@ enum swapra_kind swapra_kind_of(int page_cluster, bool vma_ra_enabled, bool rota
 	return vma_ra_enabled && !rotational_on ? SWAPRA_VMA : SWAPRA_CLUSTER;
 }
 
+uint32_t swapra_max_pages(enum swapra_kind kind, int page_cluster)
+{
+	if (kind == SWAPRA_OFF || page_cluster <= 0 || page_cluster > 30)
+		return 0;
+	/* swap_vma_ra_win() caps its window at SWAP_RA_ORDER_CEILING (5 on
+	 * 64-bit); swapin_nr_pages() for slot clusters does not. */
+	if (kind == SWAPRA_VMA && page_cluster > 5)
+		page_cluster = 5;
+	return 1u << page_cluster;
+}
+
 bool swapra_area_path(const char *swaps_text, int nth, char *out, size_t len)
 {
 	const char *line = strchr(swaps_text, '\n'); /* past the header */
@@ -50,6 +61,13 @@ static int read_int(const char *path, int *v)
 	return ok ? 0 : -1;
 }
 
+int swapra_page_cluster(void)
+{
+	int pc;
+
+	return read_int("/proc/sys/vm/page-cluster", &pc) == 0 && pc > 0 ? pc : 0;
+}
+
 /* Whether the area at path lies on a rotational block device: 1, 0, or -1
  * unknown (a filesystem on no single block device). */
 static int area_rotational(const char *path)
@@ -75,14 +93,12 @@ static int area_rotational(const char *path)
 void swapra_probe(struct swapra *out)
 {
 	char text[8192], path[sizeof(out->rotational)];
-	int page_cluster = 0;
+	int page_cluster = swapra_page_cluster();
 	bool vma = false;
 	size_t n = 0;
 	FILE *f;
 
 	memset(out, 0, sizeof(*out));
-	if (read_int("/proc/sys/vm/page-cluster", &page_cluster))
-		page_cluster = 0;
 	f = fopen("/sys/kernel/mm/swap/vma_ra_enabled", "re");
 	if (f) {
 		char word[8] = "";
@@ -102,8 +118,7 @@ void swapra_probe(struct swapra *out)
 			snprintf(out->rotational, sizeof(out->rotational), "%s", path);
 	}
 	out->kind = swapra_kind_of(page_cluster, vma, out->rotational[0] != '\0');
-	if (out->kind != SWAPRA_OFF && page_cluster < 31)
-		out->max_pages = 1u << page_cluster;
+	out->max_pages = swapra_max_pages(out->kind, page_cluster);
 }
 
 void swapra_describe(const struct swapra *ra, char *out, size_t len)

@@ -24,7 +24,7 @@ enum swapra_kind { SWAPRA_OFF, SWAPRA_VMA, SWAPRA_CLUSTER };
 
 struct swapra {
 	enum swapra_kind kind;
-	uint32_t max_pages;   /* 1 << vm.page-cluster; 0 when off */
+	uint32_t max_pages;   /* swapra_max_pages() */
 	char rotational[256]; /* the first rotational swap area on, "" if none */
 	int areas;	      /* swap areas on */
 };
@@ -33,6 +33,13 @@ struct swapra {
  * rotational swap area is on. */
 enum swapra_kind swapra_kind_of(int page_cluster, bool vma_ra_enabled,
 				bool rotational_on);
+
+/* The most pages one readahead of that kind reads at that page-cluster:
+ * 1 << page-cluster, capped at 32 for VMA-based readahead; 0 when off. */
+uint32_t swapra_max_pages(enum swapra_kind kind, int page_cluster);
+
+/* vm.page-cluster; 0 when unreadable. */
+int swapra_page_cluster(void);
 
 /*
  * The path of the nth swap area (0 = first) in the text of /proc/swaps
