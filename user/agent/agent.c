@@ -48,11 +48,18 @@ static struct leap_cost_swap read_swaps(void)
  * vm.page-cluster (mm/swap_state.c swap_vma_ra_win(), max_win), 0 when
  * it is off.  Global: re-read at every tick.
  */
+/*
+ * The kernel's swap readahead reach on a miss (swapra.h): VMA-based reads
+ * at most 32 pages whatever vm.page-cluster says, and the kind changes as
+ * rotational swap areas come and go, so it is probed again every tick.
+ * Past 1024 pages (page-cluster > 10) the engine counts it as none.
+ */
 static uint32_t kernel_ra_pages(void)
 {
-	int pc = swapra_page_cluster();
+	struct swapra ra;
 
-	return pc > 0 && pc <= 10 ? 1u << pc : 0;
+	swapra_probe(&ra);
+	return ra.max_pages <= 1024 ? ra.max_pages : 0;
 }
 
 int agent_init(struct agent *a, const struct agent_config *cfg)
