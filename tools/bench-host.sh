@@ -33,7 +33,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 AGENT=${AGENT:-$root/bin/leap-agent}
 PY=${PY:-python3}
-ns="1 2 4 8" reps=3 workers= mib=256 pattern=stride:16 out= layouts=one summary=
+ns="1 2 4 8" reps=3 workers='' mib=256 pattern=stride:16 out='' layouts=one summary=''
 while [ $# -gt 0 ]; do
 	case $1 in
 	--n) ns=$2; shift 2 ;;

@@ -85,7 +85,7 @@ AGENT_ARGS=()
 # BPF run time per fault (bpf_enable_stats): the timing itself costs some
 # tens of ns per program run, so the quick check leaves it off.
 BPF_STATS=1 # one extra, untimed run per agent row (see the end)
-SWAP=file
+SWAP='file'
 PIN= # --pin: the CPU every program runs on, in every row
 BK_MEMD_ARGS=
 HOST_NS="1 2 4" # programs at once in the host rows ("" for none)

@@ -48,7 +48,7 @@ OUTDIR=$root/bench/out
 WL=$root/bin/leap-workload
 AGENT=$root/bin/leap-agent
 EXTRA_WL_ARGS=()
-SWAP=file
+SWAP='file'
 BK_MEMD_ARGS=
 
 usage()

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# shellcheck disable=SC2154 # NAME_pid and NAME_addr (A_addr...) are set by backend_memd
 # leap's main job on an embedded default: the whole path of the remote swap
 # backend on this one machine (a leap-memd memory server on loopback,
 # leap-swapd, a direct-I/O loop device swapped to), a memory-limited

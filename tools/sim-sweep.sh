@@ -72,7 +72,7 @@ fi
 header=$(head -n 1 "$csv")
 col() { echo "$header" | tr ',' '\n' | grep -nx "$1" | cut -d: -f1; }
 c_pct=$(col memory_pct) c_pol=$(col policy) c_cov=$(col coverage) c_time=$(col est_time_us)
-plots_cov= plots_time=
+plots_cov='' plots_time=''
 for p in ${policies//,/ }; do
 	awk -F, -v c="$c_pol" -v p="$p" 'NR > 1 && $c == p' "$csv" >"$tmp/$p.dat"
 	plots_cov+="${plots_cov:+, }'$tmp/$p.dat' using $c_pct:(100*\$$c_cov) with linespoints title '$p'"

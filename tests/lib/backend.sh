@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: MIT
+# shellcheck shell=bash
 # The remote swap backend as a fixture (source after tests/lib/fixture.sh
 # and fixture_init): leap-memd servers and leap-swapd (FUSE file behind a
 # direct-I/O loop device) swapped to at the highest priority, torn down in
@@ -104,6 +105,7 @@ backend_teardown()
 	return 0
 }
 
+# Starts leap-memd NAME and sets ${NAME}_pid and ${NAME}_addr (host:port).
 backend_memd()
 {
 	local name=$1 addr=${2:-127.0.0.1:0} size=${3:-320M} i

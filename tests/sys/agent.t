@@ -204,7 +204,7 @@ while IFS=$'\t' read -r key prom where _; do
 	jq -e --arg k "$key" '.agent | has($k)' "$tmp/state.json" >/dev/null || missing+=" state:$key"
 	jq -e --arg k "$key" 'has($k)' "$tmp/leap.json" >/dev/null || missing+=" json:$key"
 	grep -q " $key=[0-9]" "$tmp/counters.line" || missing+=" stderr:$key"
-	grep -q "^$prom[{ ]" "$tmp/agent.prom" || missing+=" prometheus:$prom"
+	grep -q "^${prom}[{ ]" "$tmp/agent.prom" || missing+=" prometheus:$prom"
 done <"$tmp/counters.tsv"
 is "$missing" "" "every counter is in the state file, the JSON summary, stderr and Prometheus"
 ok "$([ ! -e /sys/fs/bpf/leap ]; echo $?)" "pins removed on exit"
@@ -243,7 +243,7 @@ memcg_destroy "$h"
 
 # ---- nothing left behind ------------------------------------------------------------
 ok "$([ ! -e /sys/fs/bpf/leap ]; echo $?)" "no pins left"
-left=$(ls /sys/fs/cgroup/unified 2>/dev/null | grep -c '^leap-run-' || true)
+left=$(find /sys/fs/cgroup/unified -maxdepth 1 -name 'leap-run-*' 2>/dev/null | wc -l)
 is "$left" 0 "no leap-run cgroups left"
 is "$(cat /proc/sys/vm/page-cluster)" "$(cat "$FX_STATE/page_cluster_orig" 2>/dev/null || cat /proc/sys/vm/page-cluster)" \
 	"vm.page-cluster restored"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # leap-timeout: 150
 # SPDX-License-Identifier: MIT
+# shellcheck disable=SC2154 # NAME_pid and NAME_addr (A_pid, B_addr...) are set by backend_memd
 # Fault injection under pipelining: two leap-memd servers at r = 2 with an
 # emulated 20 us RTT, and leap-memctl stress from 6 threads at once (demand
 # reads, rewrites and whole-stripe prefetch-class reads, many requests in

@@ -22,7 +22,7 @@ for b in leap-swapd leap-memd leap-workload; do
 	[ -x "$repo/bin/$b" ] || bail_out "bin/$b not built (run make)"
 done
 tmp=$(mktemp -d)
-run= memd_pid=
+run='' memd_pid=''
 cleanup()
 {
 	[ -n "$memd_pid" ] && kill "$memd_pid" 2>/dev/null

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # leap-timeout: 240
 # SPDX-License-Identifier: MIT
+# shellcheck disable=SC2154 # NAME_pid and NAME_addr (A_pid, B_addr...) are set by backend_memd
 # leap-swapd --state FILE (user/memclient/pstate.h): a leap-swapd that is
 # SIGKILLed and started again with the same state file, servers and size
 # serves every page its servers still hold, never a stale or a zeroed one.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # leap-timeout: 170
 # SPDX-License-Identifier: MIT
+# shellcheck disable=SC2154 # NAME_pid and NAME_addr (A_pid, B_addr...) are set by backend_memd
 # Real swap through the remote backend: two leap-memd servers, leap-swapd
 # (FUSE file, r = 2 replication) behind a loop device with direct I/O,
 # swapped to at the highest priority.  leap-workload (every page

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # leap-timeout: 170
 # SPDX-License-Identifier: MIT
+# shellcheck disable=SC2154 # NAME_pid and NAME_addr (A_pid, B_addr...) are set by backend_memd
 # leap-memd and memclient (through leap-memctl) over loopback: the secret
 # file's mode is enforced, wrong secrets and garbage are refused and counted,
 # several clients at once keep their data through striping and r = 2

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # leap-timeout: 180
 # SPDX-License-Identifier: MIT
+# shellcheck disable=SC2154 # NAME_pid and NAME_addr (A_pid, B_addr...) are set by backend_memd
 # Backend counters in the Prometheus output, parsed with the reference
 # parser (python3-prometheus-client): leap-agent in backend mode exports
 # leap-swapd's STATS (read over its control socket) next to its own
@@ -62,7 +63,7 @@ while IFS=$'\t' read -r key prom where _; do
 	jq -e --arg k "$key" '.agent | has($k)' "$tmp/state.json" >/dev/null || missing+=" state:$key"
 	jq -e --arg k "$key" 'has($k)' "$tmp/run.json" >/dev/null || missing+=" json:$key"
 	grep '^leap-agent: counters:' "$tmp/run.err" | grep -q " $key=[0-9]" || missing+=" stderr:$key"
-	grep -q "^$prom[{ ]" "$tmp/agent.prom" || missing+=" prometheus:$prom"
+	grep -q "^${prom}[{ ]" "$tmp/agent.prom" || missing+=" prometheus:$prom"
 done < <("$AGENT" stats --list)
 is "$missing" "" "every backend counter is in the state file, the JSON summary, stderr and Prometheus"
 

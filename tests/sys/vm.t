@@ -68,7 +68,7 @@ for k in $kernels; do
 		diag "fetch of $k failed (try $try)"
 		sleep 5
 	done
-	ok $([ -n "$env" ]; echo $?) "$k: kernel package fetched from this machine's apt sources" || continue
+	ok "$([ -n "$env" ]; echo $?)" "$k: kernel package fetched from this machine's apt sources" || continue
 	run=$runs/$k
 	for try in 1 2; do
 		bash "$repo/tests/vm/boot.sh" --quiet --timeout 300 --run-dir "$run" "$k" \

@@ -52,6 +52,7 @@ shift 2
 bash "$VM_DIR/deps.sh"
 
 env=$(bash "$VM_DIR/fetch-kernel.sh" "$kernel")
+# shellcheck source=/dev/null
 . "$env"
 initrd=$(bash "$VM_DIR/mkinitramfs.sh" "$kernel")
 
@@ -83,6 +84,7 @@ if [ "$swap_mib" -gt 0 ]; then
 fi
 
 accel=${LEAP_VM_ACCEL:-tcg,thread=multi}
+# shellcheck disable=SC2054 # commas separate the options of one qemu argument
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config -display none -vga none -no-reboot
 	-machine pc -accel "$accel" -cpu max -m "$mem" -smp "$smp"
 	-kernel "$VMLINUZ" -initrd "$initrd"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
+# shellcheck disable=SC2154 # TAG_hits, TAG_misses, TAG_wall are set by pattern_run (eval)
 # tests/vm/guest-nbd.sh REPO MODROOT: what tests/sys/backend-nbd.t runs in
 # a guest (tests/vm/boot.sh): real swap on leap-swapd's NBD frontend.
 # MODROOT is the extracted kernel tree's root (MODROOT/lib/modules/KVER):

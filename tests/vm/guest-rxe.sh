@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 # Sourced by guest scripts (tests/vm/rdma-guest.sh, rdma-fh-guest.sh):
 # soft-RoCE inside a guest.

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
+# shellcheck disable=SC2034 # the VM_ variables are for the scripts that source this file
 # tests/vm/lib.sh: shared paths and helpers of the VM test bed (sourced).
 #
 #   VM_REPO     the checkout (the guest sees it at the same path)

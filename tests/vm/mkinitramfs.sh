@@ -24,6 +24,7 @@ set -euo pipefail
 suite=$(vm_suite_of "$1")
 env=$VM_CACHE/kernels/$suite/kernel.env
 [ -f "$env" ] || vm_die "kernel for '$1' not fetched (tests/vm/fetch-kernel.sh $1)"
+# shellcheck source=/dev/null
 . "$env"
 
 WANT=(virtio_pci virtio_blk 9pnet_virtio 9p)

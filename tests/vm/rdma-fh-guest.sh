@@ -1,4 +1,5 @@
 #!/bin/sh
+# shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 # tests/vm/rdma-fh-guest.sh REPO VM_CACHE: runs inside a tests/vm/boot.sh guest
 # (soft-RoCE, as tests/vm/rdma-guest.sh).  Firehose in leap-memd: a server
@@ -62,7 +63,7 @@ rm -f "$tmp/F.port"
 	--secret-file "$tmp/secret" --pin-budget 6M --region-size 1M --fh-clients 3 \
 	</dev/null 2>"$tmp/F.log" &
 F_pid=$!
-pids+=($F_pid)
+pids+=("$F_pid")
 for ((i = 0; i < 300; i++)); do
 	[ -s "$tmp/F.port" ] && break
 	kill -0 "$F_pid" 2>/dev/null || break
@@ -125,7 +126,7 @@ mkdir -p "$tmp/mnts"
 	--retry-ms 1000 --secret-file "$tmp/secret" --control "$tmp/ctls" \
 	--cache-pages 1024 --reg-trace "$tmp/swapd.tr" </dev/null 2>"$tmp/swapd.log" &
 swapd_pid=$!
-pids+=($swapd_pid)
+pids+=("$swapd_pid")
 for ((i = 0; i < 100; i++)); do
 	[ "$(stat -f -c %T "$tmp/mnts" 2>/dev/null)" = fuseblk ] && [ -f "$tmp/mnts/swap" ] &&
 		break
@@ -182,7 +183,7 @@ mkdir -p "$tmp/mntz"
 	--cache-pages 1024 --reg-cache mrrc --reg-cache-size 2M \
 	--reg-trace "$tmp/swapdz.tr" </dev/null 2>"$tmp/swapdz.log" &
 swapdz_pid=$!
-pids+=($swapdz_pid)
+pids+=("$swapdz_pid")
 for ((i = 0; i < 100; i++)); do
 	[ "$(stat -f -c %T "$tmp/mntz" 2>/dev/null)" = fuseblk ] && [ -f "$tmp/mntz/swap" ] &&
 		break

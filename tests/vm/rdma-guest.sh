@@ -1,4 +1,6 @@
 #!/bin/sh
+# shellcheck shell=bash
+# shellcheck disable=SC2154 # NAME_pid and NAME_addr are set by the start functions (eval)
 # SPDX-License-Identifier: MIT
 # tests/vm/rdma-guest.sh REPO all|latency|bench VM_CACHE [LATENCY [SWAPD_ARGS]]
 # (bench: [FOOTPRINT LIMIT REPS COMPUTE_NS]): runs inside a tests/vm/boot.sh
