@@ -27,7 +27,7 @@ $(BIN)/leap-agent: user/leap-agent.c $(AGENT_OBJS) $(OBSERVER_OBJS) $(LIBLEAP) \
 
 ALL_BINS += $(BIN)/leap-agent
 
-UNIT_SRC_test_backend := user/agent/backend.c user/agent/swapslot.c
-UNIT_SRC_test_swapslot := user/agent/swapslot.c
+UNIT_SRC_test_backend := user/agent/backend.c user/agent/swapslot.c user/agent/swapra.c
+UNIT_SRC_test_swapslot := user/agent/swapslot.c user/agent/swapra.c
 UNIT_SRC_test_swapra := user/agent/swapra.c
 UNIT_LIBS_test_backend := -lpthread

@@ -58,6 +58,9 @@ like "$(cat "$tmp/z.status" 2>/dev/null)" "verdict: +zram or pmem holds" \
 	"... with the verdict"
 like "$(cat "$tmp/z.status" 2>/dev/null)" "fault hooks: +off \(every target stands down\)" \
 	"... and no hook follows its page-ins, the one that arms included"
+like "$(cat "$tmp/z.status" 2>/dev/null)" \
+	"swap readahead: +(none: swap area $zram is on a synchronous device|.*; none from $zram \(a synchronous device\))" \
+	"... and that the kernel reads no page ahead from zram"
 
 # ---- the swap file: prefetch ---------------------------------------------------------
 swapoff "$zram"

@@ -82,13 +82,52 @@ static void describe(void **state)
 	assert_string_equal(line, "off (vm.page-cluster 0)");
 }
 
+static void dev_synchronous(void **state)
+{
+	static const char *const yes[] = {"zram0", "zram12", "zram0p1",
+					  "ram0",  "pmem1",  "pmem0s"};
+	static const char *const no[] = {"sda",	    "vda1", "nvme0n1", "zram",
+					 "ramdisk", "dm-0", ""};
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+		assert_true(swapra_dev_synchronous(yes[i]));
+	for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+		assert_false(swapra_dev_synchronous(no[i]));
+}
+
+/* zram: no readahead at all for its pages, the other areas as before. */
+static void describe_synchronous(void **state)
+{
+	struct swapra ra = {
+		.kind = SWAPRA_VMA, .max_pages = 8, .areas = 1, .synchronous_areas = 1};
+	char line[256];
+	(void)state;
+
+	snprintf(ra.synchronous, sizeof(ra.synchronous), "/dev/zram0");
+	swapra_describe(&ra, line, sizeof(line));
+	assert_string_equal(line,
+			    "none: swap area /dev/zram0 is on a synchronous device, "
+			    "whose swap-ins skip the swap cache and its readahead");
+	ra.areas = 2;
+	ra.kind = SWAPRA_CLUSTER;
+	snprintf(ra.rotational, sizeof(ra.rotational), "/var/tmp/leap-swap");
+	swapra_describe(&ra, line, sizeof(line));
+	assert_string_equal(line,
+			    "swap-slot clusters, up to 8 pages (rotational swap area "
+			    "/var/tmp/leap-swap); none from /dev/zram0 (a synchronous "
+			    "device)");
+	/* A short buffer is cut, never overrun. */
+	swapra_describe(&ra, line, 20);
+	assert_int_equal(strlen(line), 19);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(kind_of),
-		cmocka_unit_test(max_pages),
-		cmocka_unit_test(area_path),
-		cmocka_unit_test(describe),
+		cmocka_unit_test(kind_of),	   cmocka_unit_test(max_pages),
+		cmocka_unit_test(area_path),	   cmocka_unit_test(describe),
+		cmocka_unit_test(dev_synchronous), cmocka_unit_test(describe_synchronous),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

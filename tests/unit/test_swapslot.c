@@ -143,6 +143,11 @@ static void sync_share(void **state)
 		 "%s/dev/zram0 partition 1024 0 -3\n/dev/vdb partition 1024 0 10\n", hdr);
 	assert_int_equal(swapslot_sync_share(buf), 0);
 	assert_false(swapslot_top_sync(buf));
+	/* brd's /dev/ram0 is synchronous too; a /dev/ramdisk file is not. */
+	snprintf(buf, sizeof(buf), "%s/dev/ram0 partition 1024 512 -2\n", hdr);
+	assert_int_equal(swapslot_sync_share(buf), 100);
+	snprintf(buf, sizeof(buf), "%s/dev/ramdisk file 1024 512 -2\n", hdr);
+	assert_int_equal(swapslot_sync_share(buf), 0);
 }
 
 int main(void)

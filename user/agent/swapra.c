@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* Which swap readahead the kernel does (swapra.h). */
+#include <ctype.h>
+#include <libgen.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -68,26 +72,64 @@ int swapra_page_cluster(void)
 	return read_int("/proc/sys/vm/page-cluster", &pc) == 0 && pc > 0 ? pc : 0;
 }
 
+bool swapra_dev_synchronous(const char *name)
+{
+	static const char *const prefixes[] = {"zram", "ram", "pmem"};
+
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t n = strlen(prefixes[i]);
+
+		if (strncmp(name, prefixes[i], n) == 0 && isdigit((unsigned char)name[n]))
+			return true;
+	}
+	return false;
+}
+
+/* The block device the area at path lies on (the device itself, or a swap
+ * file's filesystem's), as /sys/dev/block/MAJ:MIN; false if none. */
+static bool area_sysfs(const char *path, char *sys, size_t len)
+{
+	struct stat st;
+	dev_t dev;
+
+	if (stat(path, &st))
+		return false;
+	dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+	snprintf(sys, len, "/sys/dev/block/%u:%u", major(dev), minor(dev));
+	return access(sys, F_OK) == 0;
+}
+
 /* Whether the area at path lies on a rotational block device: 1, 0, or -1
  * unknown (a filesystem on no single block device). */
 static int area_rotational(const char *path)
 {
-	char sys[96];
-	struct stat st;
-	dev_t dev;
+	char dev[64], sys[96];
 	int v;
 
-	if (stat(path, &st))
+	if (!area_sysfs(path, dev, sizeof(dev)))
 		return -1;
-	dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
-	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/queue/rotational", major(dev),
-		 minor(dev));
+	snprintf(sys, sizeof(sys), "%s/queue/rotational", dev);
 	if (read_int(sys, &v) == 0)
 		return v;
 	/* A partition: the queue is its disk's, one directory up. */
-	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u/../queue/rotational", major(dev),
-		 minor(dev));
+	snprintf(sys, sizeof(sys), "%s/../queue/rotational", dev);
 	return read_int(sys, &v) == 0 ? v : -1;
+}
+
+/* Whether the area at path lies on a synchronous device (a partition's
+ * name carries its disk's: zram0p1 is zram's). */
+static bool area_synchronous(const char *path)
+{
+	char dev[64], target[PATH_MAX];
+	ssize_t n;
+
+	if (!area_sysfs(path, dev, sizeof(dev)))
+		return false;
+	n = readlink(dev, target, sizeof(target) - 1);
+	if (n <= 0)
+		return false;
+	target[n] = '\0';
+	return swapra_dev_synchronous(basename(target));
 }
 
 void swapra_probe(struct swapra *out)
@@ -116,6 +158,8 @@ void swapra_probe(struct swapra *out)
 		out->areas++;
 		if (!out->rotational[0] && area_rotational(path) == 1)
 			snprintf(out->rotational, sizeof(out->rotational), "%s", path);
+		if (area_synchronous(path) && !out->synchronous_areas++)
+			snprintf(out->synchronous, sizeof(out->synchronous), "%s", path);
 	}
 	out->kind = swapra_kind_of(page_cluster, vma, out->rotational[0] != '\0');
 	out->max_pages = swapra_max_pages(out->kind, page_cluster);
@@ -123,6 +167,15 @@ void swapra_probe(struct swapra *out)
 
 void swapra_describe(const struct swapra *ra, char *out, size_t len)
 {
+	size_t used;
+
+	if (ra->areas && ra->synchronous_areas == ra->areas) {
+		snprintf(out, len,
+			 "none: swap area %s is on a synchronous device, whose "
+			 "swap-ins skip the swap cache and its readahead",
+			 ra->synchronous);
+		return;
+	}
 	switch (ra->kind) {
 	case SWAPRA_OFF:
 		snprintf(out, len, "off (vm.page-cluster 0)");
@@ -144,4 +197,8 @@ void swapra_describe(const struct swapra *ra, char *out, size_t len)
 				 ra->max_pages);
 		break;
 	}
+	used = strlen(out);
+	if (ra->synchronous_areas && used < len)
+		snprintf(out + used, len - used, "; none from %s (a synchronous device)",
+			 ra->synchronous);
 }

@@ -12,6 +12,10 @@
  * space only as far as pages went out in address order.  A virtio disk
  * says it is rotational unless its host says otherwise, so a VM's swap
  * file often gets slot clusters.  vm.page-cluster 0 turns both off.
+ * Neither runs for an area on a synchronous device (zram, brd, pmem:
+ * BLK_FEAT_SYNCHRONOUS, SWP_SYNCHRONOUS_IO at swapon): do_swap_page()
+ * (mm/memory.c) reads a page that only one mapping holds straight into a
+ * new folio, past the swap cache and its readahead.
  */
 #ifndef LEAP_AGENT_SWAPRA_H
 #define LEAP_AGENT_SWAPRA_H
@@ -24,9 +28,11 @@ enum swapra_kind { SWAPRA_OFF, SWAPRA_VMA, SWAPRA_CLUSTER };
 
 struct swapra {
 	enum swapra_kind kind;
-	uint32_t max_pages;   /* swapra_max_pages() */
-	char rotational[256]; /* the first rotational swap area on, "" if none */
-	int areas;	      /* swap areas on */
+	uint32_t max_pages;    /* swapra_max_pages() */
+	char rotational[256];  /* the first rotational swap area on, "" if none */
+	char synchronous[256]; /* the first area on a synchronous device, "" if none */
+	int areas;	       /* swap areas on */
+	int synchronous_areas; /* ... of them on synchronous devices */
 };
 
 /* The kernel's choice, from vm.page-cluster, vma_ra_enabled and whether a
@@ -37,6 +43,13 @@ enum swapra_kind swapra_kind_of(int page_cluster, bool vma_ra_enabled,
 /* The most pages one readahead of that kind reads at that page-cluster:
  * 1 << page-cluster, capped at 32 for VMA-based readahead; 0 when off. */
 uint32_t swapra_max_pages(enum swapra_kind kind, int page_cluster);
+
+/*
+ * Whether the block device of that kernel name (zram0, sda1) is one whose
+ * driver sets BLK_FEAT_SYNCHRONOUS: zram, brd (ram0) and pmem.  sysfs does
+ * not show the flag, so the drivers are known by their devices' names.
+ */
+bool swapra_dev_synchronous(const char *name);
 
 /* vm.page-cluster; 0 when unreadable. */
 int swapra_page_cluster(void);

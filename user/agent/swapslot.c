@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "swapra.h"
 #include "swapslot.h"
 
 #define PM_SWAP		 (1ULL << 62)
@@ -42,10 +43,11 @@ int swapslot_type_from_swaps(const char *text, const char *dev)
 	return -1;
 }
 
-/* zram and pmem: devices that swapon flags SWP_SYNCHRONOUS_IO. */
+/* zram, brd and pmem: devices that swapon flags SWP_SYNCHRONOUS_IO
+ * (swapra_dev_synchronous()), named in /proc/swaps as /dev/NAME. */
 static bool sync_device(const char *name)
 {
-	return !strncmp(name, "/dev/zram", 9) || !strncmp(name, "/dev/pmem", 9);
+	return !strncmp(name, "/dev/", 5) && swapra_dev_synchronous(name + 5);
 }
 
 /* Walks /proc/swaps: the share in use on synchronous devices, and
