@@ -44,15 +44,12 @@ static struct leap_cost_swap read_swaps(void)
 }
 
 /*
- * The most pages one swap readahead of the kernel brings in: 1 <<
- * vm.page-cluster (mm/swap_state.c swap_vma_ra_win(), max_win), 0 when
- * it is off.  Global: re-read at every tick.
- */
-/*
- * The kernel's swap readahead reach on a miss (swapra.h): VMA-based reads
- * at most 32 pages whatever vm.page-cluster says, and the kind changes as
- * rotational swap areas come and go, so it is probed again every tick.
- * Past 1024 pages (page-cluster > 10) the engine counts it as none.
+ * The most pages one swap readahead of the kernel brings in (swapra.h):
+ * 1 << vm.page-cluster, at most 32 for VMA-based readahead
+ * (mm/swap_state.c swap_vma_ra_win()), 0 when it is off.  Global, and the
+ * kind changes as rotational swap areas come and go: probed every tick.
+ * Past 1024 pages (page-cluster > 10) the engine counts it as none.  An
+ * area on zram has no readahead at all, but there the target stands down.
  */
 static uint32_t kernel_ra_pages(void)
 {
