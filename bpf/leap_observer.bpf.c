@@ -128,6 +128,9 @@ const volatile __u32 leap_backend_dev = 0;
  * The loader sets leap_fault_hooks_on while they are attached.
  */
 volatile __u32 leap_fault_hooks_on = 0;
+
+/* Where the agent recorded prefetched pages (include/leap_event.h). */
+__u8 leap_pf_regions[LEAP_PF_REGIONS];
 /* When leap_arm_bio last asked (bpf_ktime_get_ns()): once per ms at most. */
 __u64 leap_arm_sent_ns = 0;
 #define LEAP_ARM_RESEND_NS (1000ULL * 1000)
@@ -529,13 +532,9 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 	__u32 key = (p->tflags & LEAP_TGT_THREAD_DELTAS) ? tid : tgid;
 	__u64 *last, prod = 0, wake;
 	struct leap_pf_key pk = {.tgid = tgid, .page = page};
-	__u32 flags = p->flags, *pf;
+	__u32 flags = p->flags, *pf = 0;
 	bool marker = false;
 	__s64 delta = 0;
-
-	if (BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), nvcsw) !=
-	    p->nvcsw)
-		flags |= LEAP_EV_SLEPT;
 
 	if (st) {
 		if (count_fault)
@@ -544,8 +543,11 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 			__sync_fetch_and_add(&st->swapin_misses, 1);
 	}
 
-	/* A page the agent prefetched: a hit, or (major) a late prefetch. */
-	pf = bpf_map_lookup_elem(&leap_prefetched, &pk);
+	/* A page the agent prefetched: a hit, or (major) a late prefetch.
+	 * Looked up only where the agent recorded a window. */
+	if (*(volatile __u8 *)&leap_pf_regions[leap_pf_region(tgid, page) &
+					       (LEAP_PF_REGIONS - 1)])
+		pf = bpf_map_lookup_elem(&leap_prefetched, &pk);
 	if (pf) {
 		__u32 pflags = *pf;
 
@@ -561,6 +563,9 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 	if (leap_swap_events_only &&
 	    !(flags & (LEAP_EV_MAJOR | LEAP_EV_SWAP | LEAP_EV_PREFETCHED)))
 		return;
+	if (BPF_CORE_READ((struct task_struct *)bpf_get_current_task(), nvcsw) !=
+	    p->nvcsw)
+		flags |= LEAP_EV_SLEPT;
 
 	last = bpf_map_lookup_elem(&leap_last, &key);
 	if (last) {

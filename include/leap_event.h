@@ -153,6 +153,31 @@ struct leap_pf_key {
 };
 
 #define LEAP_PF_MARKER (1u << 0) /* value flag: a hit here wakes the agent at once */
+
+/*
+ * Where leap_prefetched may hold a page: one byte per hash bucket of
+ * (tgid, 2 MiB of address space), in the observer's .bss
+ * (leap_pf_regions), which the agent sets through mmap before it records
+ * a window's pages and never clears.  A fault whose bucket is 0 cannot be
+ * on a prefetched page and skips the leap_prefetched lookup: that map's
+ * 262,144 buckets (4 MiB) cost a cache miss a fault, most of the watched
+ * fault's BPF time (perf, fault-touch under the agent, 2026-11-27).
+ * 16 KiB stays in cache; a bucket set by another region only costs that
+ * region the lookup it had before.
+ */
+#define LEAP_PF_REGION_SHIFT 9 /* pages: 2 MiB regions */
+#define LEAP_PF_REGION_BITS  14
+#define LEAP_PF_REGIONS	     (1u << LEAP_PF_REGION_BITS)
+
+/* The leap_pf_regions bucket of page (a virtual page number) of tgid:
+ * Fibonacci hashing of the region and the tgid. */
+static inline __u32 leap_pf_region(__u32 tgid, __u64 page)
+{
+	__u64 h = ((page >> LEAP_PF_REGION_SHIFT) ^ ((__u64)tgid << 40)) *
+		  0x9E3779B97F4A7C15ULL;
+
+	return (__u32)(h >> (64 - LEAP_PF_REGION_BITS));
+}
 /*
  * The agent's window that recorded the page, in the value's bits from
  * LEAP_PF_WINDOW_SHIFT (30 bits, wrapping, never 0; 0: pushed to

@@ -32,6 +32,9 @@
 #        reclaim (the default before 2026-11-25; not in the default rows)
 #   o    leap-agent run --policy observe, readahead kept (what observing
 #        alone costs; not in the default rows)
+#   f    leap-agent run --policy off: the agent's cgroup and process, no
+#        fault observed (what the set-up alone costs against row b's
+#        fixture cgroup; not in the default rows)
 #   e    with --swap backend: leap-agent run --backend (the engine on
 #        addresses, each window process_madvise'd and its slots pushed to
 #        leap-swapd), readahead kept (the default since 2026-11-25)
@@ -97,7 +100,7 @@ Usage: tools/bench-real.sh [OPTION...]          (root)
   --programs "P..."   among: $PROGRAMS py-seq py-shm-stride py-shm-seq
                       java-gc node-gc (default: the first seven)
   --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
-  --rows "R..."       among a b c c0 cd cn o e e0 (default "$ROWS"; o = observe only,
+  --rows "R..."       among a b c c0 cd cn o f e e0 (default "$ROWS"; o = observe only,
                       cn = row c with --cold-behind 0,
                       e, e0 = backend mode with readahead kept, off: --swap backend)
   --reps N            interleaved repetitions, median reported (default $REPS)
@@ -195,7 +198,7 @@ esac
 	exit 2
 }
 for r in $ROWS; do
-	case $r in a | b | c | c0 | cd | cn | o) ;; e | e0)
+	case $r in a | b | c | c0 | cd | cn | o | f) ;; e | e0)
 		[ "$SWAP" = backend ] || {
 			echo "bench-real: row $r needs --swap backend" >&2
 			exit 2
@@ -353,11 +356,12 @@ run_one()
 		page_cluster_set 3
 		wall=$(echo "$t1 - $t0" | bc -l)
 		;;
-	c | c0 | cd | cn | o | e | e0)
+	c | c0 | cd | cn | o | f | e | e0)
 		local ra=keep policy=leap be=() cold=()
 		[ "$row" = c0 ] && ra=off
 		[ "$row" = cd ] && ra=defer
 		[ "$row" = o ] && policy=observe
+		[ "$row" = f ] && policy=off
 		[ "$row" = cn ] && cold=(--cold-behind 0)
 		[[ $row == e* ]] && be=(--backend "$BK_CTL" --backend-dev "$BK_LOOP")
 		[ "$row" = e0 ] && ra=off

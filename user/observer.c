@@ -1081,6 +1081,11 @@ struct leap_issued_slot *leap_observer_issued(struct leap_observer *obs)
 	return obs ? obs->issued : NULL;
 }
 
+__u8 *leap_observer_pf_regions(struct leap_observer *obs)
+{
+	return obs && obs->skel->bss ? obs->skel->bss->leap_pf_regions : NULL;
+}
+
 void leap_observer_stats_sum(struct leap_observer *obs, struct leap_cg_stats *sum)
 {
 	memset(sum, 0, sizeof(*sum));

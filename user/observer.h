@@ -215,6 +215,12 @@ int leap_observer_map_fd(const struct leap_observer *obs, const char *name);
  * (include/leap_event.h). */
 struct leap_issued_slot *leap_observer_issued(struct leap_observer *obs);
 
+/* leap_pf_regions, LEAP_PF_REGIONS bytes in the .bss the programs read:
+ * set byte leap_pf_region(tgid, page) before recording page in
+ * "prefetched", or a fault on it is not seen as ours
+ * (include/leap_event.h). */
+__u8 *leap_observer_pf_regions(struct leap_observer *obs);
+
 /* ---- BPF program statistics, for benchmarks ---------------------------- */
 
 struct leap_prog_stats {

@@ -83,6 +83,40 @@ static void test_holes_and_merging(void **state)
 	munmap(buf, 16 * 4096);
 }
 
+/*
+ * A window's regions are marked for the BPF side (leap_pf_regions) before
+ * its pages are recorded: each page's bucket is set, and only those of
+ * its regions (a stride over 3 regions sets at most 3 bytes).
+ */
+static void test_regions_marked(void **state)
+{
+	static uint8_t regions[LEAP_PF_REGIONS];
+	size_t len = 3ul << (LEAP_PF_REGION_SHIFT + 12);
+	char *buf = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	uint64_t base = (uintptr_t)buf >> 12, pages[24];
+	uint32_t tgid = (uint32_t)getpid(), set = 0;
+	struct prefetcher p;
+	(void)state;
+
+	assert_true(buf != MAP_FAILED);
+	memset(buf, 1, len);
+	for (int i = 0; i < 24; i++)
+		pages[i] = base + (uint64_t)i * 64; /* 3 regions' worth of pages */
+	prefetch_init(&p, -1, false);
+	p.regions = regions;
+	prefetch_pages(&p, tgid, pages, 24, UINT64_MAX);
+	for (int i = 0; i < 24; i++)
+		assert_int_equal(regions[leap_pf_region(tgid, pages[i])], 1);
+	for (uint32_t i = 0; i < LEAP_PF_REGIONS; i++)
+		set += regions[i];
+	assert_in_range(set, 1, 4); /* 3 or 4 regions (base need not be aligned) */
+	/* Another process's pages map elsewhere (nearly always). */
+	assert_int_not_equal(leap_pf_region(tgid, base), leap_pf_region(tgid + 1, base));
+	prefetch_close(&p);
+	munmap(buf, len);
+}
+
 /* Ascending windows merge into runs; descending ones go out nearest first. */
 static void test_iovec_order(void **state)
 {
@@ -220,6 +254,7 @@ int main(void)
 		cmocka_unit_test(test_dead_process),
 		cmocka_unit_test(test_iovec_order),
 		cmocka_unit_test(test_pagemap_readers),
+		cmocka_unit_test(test_regions_marked),
 	};
 	return cmocka_run_group_tests_name("prefetch", tests, setup, NULL);
 }

@@ -25,6 +25,7 @@ ROW_NAMES = {
     "cd": "leap + readahead, every stream it serves left to it",
     "cn": "leap + readahead, no MADV_COLD behind fills",
     "o": "observe only (no prefetch, readahead kept)",
+    "f": "the agent's set-up only (--policy off)",
     "e": "backend mode (leap-swapd), readahead kept",
     "e0": "backend mode (leap-swapd), readahead off",
 }
@@ -126,7 +127,7 @@ def main():
                 else:
                     v = med([float(r[key]) for r in g if r.get(key, "") != ""])
                 rec[key] = v
-                vals.append(fmt.format(v) if v is not None and row in ("c", "c0", "cd", "cn", "o", "e", "e0") or key == "swapin_misses" else "")
+                vals.append(fmt.format(v) if v is not None and row in ("c", "c0", "cd", "cn", "o", "f", "e", "e0") or key == "swapin_misses" else "")
             for k, v in ph.items():
                 rec["phase_" + k] = med(v)
                 if bph.get(k):

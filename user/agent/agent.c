@@ -89,6 +89,7 @@ void agent_attach_observer(struct agent *a, struct leap_observer *obs)
 	a->pf.prefetched_fd = leap_observer_map_fd(obs, "prefetched");
 	a->pf.record_fd = leap_observer_map_fd(obs, "record");
 	a->pf.issued = leap_observer_issued(obs);
+	a->pf.regions = leap_observer_pf_regions(obs);
 	leaves_init(&a->leaves, leap_observer_map_fd(obs, "leaves"),
 		    leap_observer_map_fd(obs, "match"));
 }

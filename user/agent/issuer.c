@@ -315,6 +315,7 @@ struct issuer *issuer_start(const struct issuer_config *cfg)
 		prefetch_init(&w->pf, cfg->like->prefetched_fd, cfg->like->use_pagemap);
 		w->pf.record_fd = cfg->like->record_fd;
 		w->pf.issued = cfg->like->issued;
+		w->pf.regions = cfg->like->regions;
 		w->pf.recent = cfg->like->recent;
 		w->q = q;
 		err = pthread_create(&w->thread, NULL, worker_main, w);

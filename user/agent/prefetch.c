@@ -284,6 +284,31 @@ static bool record_by_program(struct prefetcher *p, uint32_t tgid, const uint64_
 	return true;
 }
 
+/*
+ * The BPF side looks a fault up in leap_prefetched only where a window was
+ * recorded (include/leap_event.h, leap_pf_region()): the buckets of these
+ * pages are set first, so a fault that finds a page recorded also finds
+ * its bucket set (the record is a bpf() call, a full barrier).  A window
+ * covers few regions: a store per page, skipped while the region repeats.
+ */
+static void mark_regions(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
+			 uint32_t n)
+{
+	uint64_t last = UINT64_MAX;
+
+	if (!p->regions)
+		return;
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t region = pages[i] >> LEAP_PF_REGION_SHIFT;
+
+		if (region == last)
+			continue;
+		last = region;
+		__atomic_store_n(&p->regions[leap_pf_region(tgid, pages[i])], 1,
+				 __ATOMIC_RELAXED);
+	}
+}
+
 static void record_pages(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 			 uint32_t n, uint64_t marker, uint32_t window)
 {
@@ -291,10 +316,11 @@ static void record_pages(struct prefetcher *p, uint32_t tgid, const uint64_t *pa
 	__u32 vals[LEAP_PREFETCH_MAX_PAGES];
 	uint32_t at = 0;
 
-	if (p->prefetched_fd < 0 || n == 0)
-		return;
 	if (n > LEAP_PREFETCH_MAX_PAGES)
 		n = LEAP_PREFETCH_MAX_PAGES;
+	mark_regions(p, tgid, pages, n);
+	if (p->prefetched_fd < 0 || n == 0)
+		return;
 	if (p->record_fd >= 0) {
 		/* leap_record copies the pages into a per-CPU buffer and may
 		 * sleep there: two runs at once on one CPU would mix windows. */

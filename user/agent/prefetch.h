@@ -64,6 +64,9 @@ struct prefetcher {
 	int record_fd;	   /* BPF leap_record program, -1: batch updates */
 	/* BPF leap_issued, mmapped (LEAP_ISSUED_WINDOWS slots); NULL: none */
 	struct leap_issued_slot *issued;
+	/* BPF leap_pf_regions, mmapped (LEAP_PF_REGIONS bytes): where a
+	 * window was recorded; NULL: none (tests) */
+	uint8_t *regions;
 	/* pages issued a moment ago, shared by the agent and its workers;
 	 * NULL: none (tests) */
 	struct leap_recent *recent;
