@@ -160,8 +160,10 @@ struct leap_pf_key {
  * (leap_pf_regions), which the agent sets through mmap before it records
  * a window's pages and never clears.  A fault whose bucket is 0 cannot be
  * on a prefetched page and skips the leap_prefetched lookup: that map's
- * 262,144 buckets (4 MiB) cost a cache miss a fault, most of the watched
- * fault's BPF time (perf, fault-touch under the agent, 2026-11-27).
+ * 262,144 buckets (4 MiB) cost a cache miss a fault, the largest single
+ * cost perf found in a watched fault's BPF (fault-touch under the agent,
+ * 2026-11-27: leap_memcg_ev 252 -> 106 ns a run, the program 1.37x ->
+ * 1.13-1.23x of its time without hooks; docs/bench-overhead.md).
  * 16 KiB stays in cache; a bucket set by another region only costs that
  * region the lookup it had before.
  */
