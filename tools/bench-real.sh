@@ -40,8 +40,9 @@
 #        addresses, each window process_madvise'd and its slots pushed to
 #        leap-swapd), readahead kept (the default since 2026-11-25)
 #   e0   row e with --kernel-readahead off (backend mode's default before)
-# Rows a and b run in a v1 memory cgroup from tests/lib/fixture.sh with no
-# BPF at all; agent rows let leap-agent make its own.  Swap is a file on the
+# Rows a and b run in a memory cgroup from tests/lib/fixture.sh (the v1
+# controller on a hybrid host, memory.max on pure cgroup v2) with no BPF at
+# all; agent rows let leap-agent make its own.  Swap is a file on the
 # root filesystem (async block I/O: Linux's readahead is active), or with
 # --swap zram a zram device (CPU-bound, synchronous: the kernel skips its
 # swap cache and readahead, row b is then "no prefetch"), or with
@@ -74,7 +75,9 @@ root=$(cd "$here/.." && pwd)
 
 SORT_INPUT= # set once the scratch dir exists
 JAVA_CLASSES= # GcWalk compiled there, once the scratch dir exists
-PY=/usr/bin/python3 # Debian's interpreter (with python3-numpy), not a PATH one
+# Debian's interpreter (with python3-numpy), not a PATH one; LEAP_BENCH_PY
+# names another (a host whose numpy lives in a virtual environment).
+PY=${LEAP_BENCH_PY:-/usr/bin/python3}
 PROGRAMS="py-stride py-reverse py-random perl-stride sqlite numpy sort"
 PCTS="50 25"
 ROWS="a b c c0"
@@ -220,7 +223,7 @@ done
 	exit 2
 }
 [ -x "$PY" ] && "$PY" -c 'import numpy, sqlite3' 2>/dev/null || {
-	echo "bench-real: Debian's python3 with python3-numpy is needed (make deps)" >&2
+	echo "bench-real: $PY with numpy and sqlite3 is needed (make deps; or LEAP_BENCH_PY)" >&2
 	exit 2
 }
 

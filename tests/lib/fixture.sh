@@ -17,7 +17,10 @@
 #                              priority (a fast, CPU-bound swap device);
 #                              prints its path; swapoff and reset at teardown
 #   memcg_create LIMIT         v1 memory cgroup (limit, swappiness 60) + a v2
-#                              dir of the same name; prints a handle
+#                              dir of the same name; prints a handle.  On a
+#                              pure cgroup v2 host (no v1 memory controller;
+#                              most users' hosts) one v2 cgroup with
+#                              memory.max, and both paths below name it
 #   memcg_destroy H            kill H's tasks, remove both dirs (also at teardown)
 #   memcg_path_v1 H / memcg_path_v2 H    directories of handle H
 #   memcg_run H CMD...         run CMD inside both cgroups of H
@@ -41,7 +44,16 @@ _fx_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 FX_STATE=
 FX_GUARDIAN=
 FX_MEMCG_V1_ROOT=${FX_MEMCG_V1_ROOT:-/sys/fs/cgroup/memory}
-FX_CG2_ROOT=${FX_CG2_ROOT:-/sys/fs/cgroup/unified}
+# The v2 hierarchy: beside the v1 controllers (a hybrid host, this
+# development machine) or at the top (pure cgroup v2).
+if [ -z "${FX_CG2_ROOT:-}" ]; then
+	FX_CG2_ROOT=/sys/fs/cgroup/unified
+	[ -f /sys/fs/cgroup/cgroup.controllers ] && FX_CG2_ROOT=/sys/fs/cgroup
+fi
+# Pure v2 when there is no v1 memory controller: then a handle is one v2
+# cgroup whose limit is memory.max.
+FX_MEMCG_V2_ONLY=
+[ -f "$FX_MEMCG_V1_ROOT/memory.limit_in_bytes" ] || FX_MEMCG_V2_ONLY=1
 FX_SWAP_DIR=${FX_SWAP_DIR:-/var/tmp}
 FX_SWAP_PRIO=${FX_SWAP_PRIO:-1000}
 FX_TAG="leap-test-$$"
@@ -298,7 +310,11 @@ swap_file_on()
 
 memcg_path_v1()
 {
-	echo "$FX_MEMCG_V1_ROOT/$1"
+	if [ -n "$FX_MEMCG_V2_ONLY" ]; then
+		echo "$FX_CG2_ROOT/$1"
+	else
+		echo "$FX_MEMCG_V1_ROOT/$1"
+	fi
 }
 
 memcg_path_v2()
@@ -356,6 +372,19 @@ memcg_create()
 	v1=$(memcg_path_v1 "$h")
 	v2=$(memcg_path_v2 "$h")
 	fixture_register _fx_memcg_destroy "$h"
+	if [ -n "$FX_MEMCG_V2_ONLY" ]; then
+		# The children of the root get the memory controller only where
+		# the root's subtree_control names it (systemd's hosts do).
+		grep -qw memory "$FX_CG2_ROOT/cgroup.subtree_control" ||
+			echo +memory >"$FX_CG2_ROOT/cgroup.subtree_control" || {
+			_fx_err "memcg_create: no memory controller in $FX_CG2_ROOT"
+			return 1
+		}
+		# cgroup v2 has no per-cgroup swappiness: the host's vm.swappiness.
+		mkdir "$v2" && echo "$limit" >"$v2/memory.max" || return 1
+		echo "$h"
+		return 0
+	fi
 	mkdir "$v1" || return 1
 	echo "$limit" >"$v1/memory.limit_in_bytes" || return 1
 	echo 60 >"$v1/memory.swappiness" || return 1
@@ -395,10 +424,36 @@ memcg_run_timeout()
 	return $rc
 }
 
+# memcg_stat on pure cgroup v2: the same names from the v2 files
+# (Documentation/admin-guide/cgroup-v2.rst); max_usage is memory.peak
+# (Linux 5.19 and later) and failcnt the "max" count of memory.events.
+_fx_memcg_stat_v2()
+{
+	local d=$1 f=$2
+	case $f in
+	'')
+		cat "$d/memory.stat"
+		echo "usage $(cat "$d/memory.current")"
+		echo "max_usage $(cat "$d/memory.peak" 2>/dev/null || echo 0)"
+		echo "limit $(cat "$d/memory.max")"
+		;;
+	usage) cat "$d/memory.current" ;;
+	max_usage) cat "$d/memory.peak" ;;
+	limit) cat "$d/memory.max" ;;
+	failcnt) awk '$1 == "max" {print $2}' "$d/memory.events" ;;
+	swap_usage) cat "$d/memory.swap.current" ;;
+	*) awk -v f="$f" '$1 == f {print $2; found = 1} END {exit !found}' "$d/memory.stat" ;;
+	esac
+}
+
 memcg_stat()
 {
 	local d f=${2:-}
 	d=$(memcg_path_v1 "$1")
+	[ -n "$FX_MEMCG_V2_ONLY" ] && {
+		_fx_memcg_stat_v2 "$d" "$f"
+		return
+	}
 	case $f in
 	'')
 		cat "$d/memory.stat"

@@ -300,10 +300,21 @@ if grep -qw memory "$cg2/cgroup.controllers" 2>/dev/null && [ ! -d /sys/fs/cgrou
 	else
 		skip "v2 attach: hits (this kernel refuses process_madvise WILLNEED)"
 	fi
-	rmdir "$par/child" "$par"
+	# $par and its child go at teardown (registered above).
+	# The benchmarks' baseline rows (bench-real's a and b) run in the
+	# fixture's memory cgroups: on pure v2, one cgroup with memory.max.
+	h=$(memcg_create "$limit")
+	is "$(cat "$(memcg_path_v2 "$h")/memory.max" 2>/dev/null)" "$(numfmt --from=iec "$limit")" \
+		"fixture on pure v2: memcg_create sets memory.max"
+	memcg_run_timeout "$run_to" "$h" "${wl[@]}" >/dev/null 2>"$out/fixture-wl.err"
+	ok $? "fixture on pure v2: the workload ran intact in it" || diag "$(tail -n 3 "$out/fixture-wl.err")"
+	cmp_ok "$(memcg_stat "$h" pgmajfault)" '>' 0 "fixture on pure v2: memcg_stat reads its major faults"
+	memcg_destroy "$h"
+	ok $? "fixture on pure v2: memcg_destroy removes it"
 else
 	put CGROUP hybrid
 	skip "v2 attach: this machine's memory controller is cgroup v1 (the guests cover v2)"
+	skip "fixture on pure v2: this machine is hybrid (the guests cover it)"
 fi
 
 # ---- the agent cleans up after itself ------------------------------------------------
