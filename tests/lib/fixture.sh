@@ -424,52 +424,52 @@ memcg_run_timeout()
 	return $rc
 }
 
-# memcg_stat on pure cgroup v2: the same names from the v2 files
-# (Documentation/admin-guide/cgroup-v2.rst); max_usage is memory.peak
-# (Linux 5.19 and later) and failcnt the "max" count of memory.events.
-_fx_memcg_stat_v2()
+# The file behind each of memcg_stat's names, v1 or pure v2
+# (Documentation/admin-guide/cgroup-v2.rst; memory.peak is Linux 5.19+).
+_fx_memcg_file()
 {
-	local d=$1 f=$2
-	case $f in
-	'')
-		cat "$d/memory.stat"
-		echo "usage $(cat "$d/memory.current")"
-		echo "max_usage $(cat "$d/memory.peak" 2>/dev/null || echo 0)"
-		echo "limit $(cat "$d/memory.max")"
-		;;
-	usage) cat "$d/memory.current" ;;
-	max_usage) cat "$d/memory.peak" ;;
-	limit) cat "$d/memory.max" ;;
-	failcnt) awk '$1 == "max" {print $2}' "$d/memory.events" ;;
-	swap_usage) cat "$d/memory.swap.current" ;;
-	*) awk -v f="$f" '$1 == f {print $2; found = 1} END {exit !found}' "$d/memory.stat" ;;
-	esac
+	if [ -n "$FX_MEMCG_V2_ONLY" ]; then
+		case $1 in
+		usage) echo memory.current ;;
+		max_usage) echo memory.peak ;;
+		limit) echo memory.max ;;
+		esac
+	else
+		case $1 in
+		limit) echo memory.limit_in_bytes ;;
+		*) echo "memory.${1}_in_bytes" ;;
+		esac
+	fi
 }
 
 memcg_stat()
 {
-	local d f=${2:-}
+	local d f=${2:-} n
 	d=$(memcg_path_v1 "$1")
-	[ -n "$FX_MEMCG_V2_ONLY" ] && {
-		_fx_memcg_stat_v2 "$d" "$f"
-		return
-	}
 	case $f in
 	'')
 		cat "$d/memory.stat"
-		echo "usage $(cat "$d/memory.usage_in_bytes")"
-		echo "max_usage $(cat "$d/memory.max_usage_in_bytes")"
-		echo "limit $(cat "$d/memory.limit_in_bytes")"
+		for n in usage max_usage limit; do
+			echo "$n $(cat "$d/$(_fx_memcg_file $n)" 2>/dev/null || echo 0)"
+		done
 		;;
 	usage | max_usage | limit)
-		[ "$f" = limit ] && f=limit_in_bytes || f=${f}_in_bytes
-		cat "$d/memory.$f"
+		cat "$d/$(_fx_memcg_file "$f")"
 		;;
 	failcnt)
-		cat "$d/memory.failcnt"
+		# v2 counts the times usage hit memory.max in memory.events.
+		if [ -n "$FX_MEMCG_V2_ONLY" ]; then
+			awk '$1 == "max" {print $2}' "$d/memory.events"
+		else
+			cat "$d/memory.failcnt"
+		fi
 		;;
 	swap_usage)
-		echo $(($(cat "$d/memory.memsw.usage_in_bytes") - $(cat "$d/memory.usage_in_bytes")))
+		if [ -n "$FX_MEMCG_V2_ONLY" ]; then
+			cat "$d/memory.swap.current"
+		else
+			echo $(($(cat "$d/memory.memsw.usage_in_bytes") - $(cat "$d/memory.usage_in_bytes")))
+		fi
 		;;
 	*)
 		awk -v f="$f" '$1 == f {print $2; found = 1} END {exit !found}' "$d/memory.stat"
