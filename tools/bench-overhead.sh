@@ -99,7 +99,7 @@ run_program() {
 			sh -c "cd '$root' && printf '%s\n' ${cc_srcs[*]} |
 				xargs -P2 -I{} sh -c 'gcc -O2 -std=gnu11 -D_GNU_SOURCE -Iinclude -I.output -Iuser -Ibpf -Iuser/agent -c {} -o \"$out/\$(echo {} | tr / _).o\"'"
 		t1=$(date +%s.%N)
-		echo "$t1 - $t0" | bc -l
+		awk -v a="$t1" -v b="$t0" 'BEGIN { printf "%.6f\n", a - b }'
 		;;
 	esac
 }
@@ -161,7 +161,7 @@ for prog in $programs; do
 		m=$(awk -F, -v p="$prog" -v r="$row" '$1 == p && $2 == r { print $4 }' "$csv" | median)
 		all=$(awk -F, -v p="$prog" -v r="$row" '$1 == p && $2 == r { printf "%.3f ", $4 }' "$csv")
 		printf '%-8s %-13s %10.4f %8.3f   %s\n' "$prog" "$row" "$m" \
-			"$(echo "$m / $base" | bc -l)" "$all"
+			"$(awk -v m="$m" -v b="$base" 'BEGIN { print m / b }')" "$all"
 	done
 done
 

@@ -319,12 +319,16 @@ with open(path, "w") as f:
 EOF
 fi
 
-# Peak RSS of each program alone, in KiB (GNU time's %M; sort's is its own
-# process, the wrapper shell's is small).
+# Peak RSS of each program alone, in KiB: the largest resident set among
+# the run's processes (getrusage's RUSAGE_CHILDREN, as GNU time's %M, which
+# a host may lack; sort's is its own process, the wrapper shell's is small).
 declare -A PEAK
 for p in $PROGRAMS; do
 	mapfile -t cmd < <(program_cmd "$p")
-	peak=$( (/usr/bin/time -f '%M' "${cmd[@]}" >/dev/null) 2>&1 | tail -n 1)
+	peak=$("$PY" -c 'import resource, subprocess, sys
+rc = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if rc == 0 else f"exit status {rc}")' \
+		"${cmd[@]}" 2>&1 | tail -n 1)
 	[[ $peak =~ ^[0-9]+$ ]] || {
 		echo "bench-real: $p failed its calibration run: $peak" >&2
 		exit 1
@@ -358,7 +362,7 @@ run_one()
 		miss=$(memcg_stat "$h" pgmajfault)
 		memcg_destroy "$h"
 		page_cluster_set 3
-		wall=$(echo "$t1 - $t0" | bc -l)
+		wall=$(awk -v a="$t1" -v b="$t0" 'BEGIN { printf "%.6f", a - b }')
 		;;
 	c | c0 | cd | cn | o | f | e | e0)
 		local ra=keep policy=leap be=() cold=()
@@ -375,7 +379,7 @@ run_one()
 			"${be[@]}" --json "$js" "${AGENT_ARGS[@]}" -- "${cmd[@]}" >"$out" 2>"$err"
 		rc=$?
 		t1=$(date +%s.%N)
-		wall=$(echo "$t1 - $t0" | bc -l)
+		wall=$(awk -v a="$t1" -v b="$t0" 'BEGIN { printf "%.6f", a - b }')
 		;;
 	esac
 	status=ok

@@ -16,7 +16,7 @@ PKGS=(
 	libssl-dev libclang-rt-14-dev libfuse3-dev fuse3 liburing-dev
 	libibverbs-dev librdmacm-dev ibverbs-providers rdmacm-utils ibverbs-utils
 	nvme-cli help2man
-	python3-numpy time bc shellcheck
+	python3-numpy shellcheck
 )
 case ${1:-} in
 --packaging) PKGS+=(debhelper dpkg-dev build-essential) ;;

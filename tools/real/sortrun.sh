@@ -15,5 +15,5 @@ t1=$(date +%s.%N)
 bad=0
 LC_ALL=C sort -c "$out" 2>/dev/null || bad=1
 [ "$(wc -l <"$out")" = "$(wc -l <"$in")" ] || bad=1
-printf '{"phases": {"sort": %s}, "bad": %d}\n' "$(echo "$t1 - $t0" | bc -l)" "$bad"
+printf '{"phases": {"sort": %s}, "bad": %d}\n' "$(awk -v a="$t1" -v b="$t0" 'BEGIN { printf "%.6f", a - b }')" "$bad"
 [ $bad -eq 0 ] || exit 3
