@@ -130,6 +130,15 @@ is $? 124 "a guest past its timeout: the runner exits 124"
 cmp_ok $(($(date +%s) - t0)) '<' 60 "... promptly"
 is "$(qemu_left "$runs/timeout/console.log")" "" "... and its qemu is gone"
 
+# A kernel that panics before our init (here: no init to run) is booted
+# once more, then reported as a guest with no exit status.
+LEAP_VM_APPEND=rdinit=/leap-no-such-init bash "$repo/tests/vm/boot.sh" --quiet --swap-mib 0 \
+	--timeout 60 --run-dir "$runs/panic" "$first" "$runs/sleep.sh" 2>"$runs/panic.err"
+is $? 125 "a guest kernel that panics before init: the runner exits 125"
+is "$(grep -c 'panicked before init.*booting again' "$runs/panic.err")" 1 "... after one more boot" ||
+	diag "$(cat "$runs/panic.err")"
+is "$(qemu_left "$runs/panic/console.log")" "" "... and no qemu is left"
+
 bash "$repo/tests/vm/boot.sh" --quiet --swap-mib 0 --timeout 120 --run-dir "$runs/killed" \
 	"$first" "$runs/sleep.sh" &
 bpid=$!
