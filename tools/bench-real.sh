@@ -362,7 +362,6 @@ run_one()
 		miss=$(memcg_stat "$h" pgmajfault)
 		memcg_destroy "$h"
 		page_cluster_set 3
-		wall=$(awk -v a="$t1" -v b="$t0" 'BEGIN { printf "%.6f", a - b }')
 		;;
 	c | c0 | cd | cn | o | f | e | e0)
 		local ra=keep policy=leap be=() cold=()
@@ -379,9 +378,9 @@ run_one()
 			"${be[@]}" --json "$js" "${AGENT_ARGS[@]}" -- "${cmd[@]}" >"$out" 2>"$err"
 		rc=$?
 		t1=$(date +%s.%N)
-		wall=$(awk -v a="$t1" -v b="$t0" 'BEGIN { printf "%.6f", a - b }')
 		;;
 	esac
+	wall=$(awk -v a="$t1" -v b="$t0" 'BEGIN { printf "%.6f", a - b }')
 	status=ok
 	if [ $rc -eq 124 ]; then
 		status=timeout # thrashing past --timeout: reported, never counted
