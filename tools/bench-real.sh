@@ -32,10 +32,10 @@
 #        reclaim (the default before 2026-11-25; not in the default rows)
 #   o    leap-agent run --policy observe, readahead kept (what observing
 #        alone costs; not in the default rows)
-#   f    leap-agent run --policy off: the agent's cgroup, process and
-#        fault hooks (faults counted; no events, no prefetch): what the
-#        set-up costs against row b's fixture cgroup (not in the default
-#        rows)
+#   f    leap-agent run --policy off: the agent's cgroup and process, its
+#        fault hooks never armed (an off target is not followed; until
+#        2026-11-27 they armed and stayed on): what the set-up costs
+#        against row b's fixture cgroup (not in the default rows)
 #   e    with --swap backend: leap-agent run --backend (the engine on
 #        addresses, each window process_madvise'd and its slots pushed to
 #        leap-swapd), readahead kept (the default since 2026-11-25)

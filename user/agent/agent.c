@@ -546,11 +546,22 @@ static void make_cold(struct agent *a, const struct agent_target *t, uint32_t tg
 
 static void disarm(struct agent *a);
 
-/* Whether every target's faults go unfollowed: all stood down. */
+/*
+ * Whether the agent follows t's faults: not when its policy is off (not
+ * watched: with --policy off the hooks used to arm at its first swap-in
+ * and stay on, its misses keeping them from the disarm, 723 ns of BPF a
+ * fault for a whole run, 2026-11-27), nor once it stood down.
+ */
+static bool target_followed(const struct agent_target *t)
+{
+	return t->policy.mode != AGENT_MODE_OFF && t->cost.state != LEAP_COST_STANDBY;
+}
+
+/* Whether no target's faults are followed: each stood down or off. */
 static bool all_standing_down(const struct agent *a)
 {
 	for (int i = 0; i < a->ntargets; i++)
-		if (a->targets[i].cost.state != LEAP_COST_STANDBY)
+		if (target_followed(&a->targets[i]))
 			return false;
 	return a->ntargets > 0;
 }
@@ -671,9 +682,13 @@ static void issue_window(struct agent *a, struct agent_target *t, struct leap_st
 /* A target began swapping in while the fault hooks were off: attach them. */
 static void arm(struct agent *a, const struct leap_event *ev)
 {
+	const struct agent_target *t;
 	int rc;
 
 	if (leap_observer_armed(a->obs) != 0)
+		return;
+	t = target_of_event(a, ev);
+	if (!t || !target_followed(t))
 		return;
 	rc = leap_observer_set_armed(a->obs, true);
 	if (rc) {
@@ -702,6 +717,10 @@ static void disarm_if_idle(struct agent *a, uint64_t now_ns)
 
 	if (leap_observer_armed(a->obs) != 1)
 		return;
+	if (all_standing_down(a)) {
+		disarm(a); /* armed for a target that stood down or went off */
+		return;
+	}
 	agent_totals(a, &s);
 	sum = s.swapin_misses + s.prefetch_hits;
 	if (sum != a->last_swap_sum) {
@@ -729,9 +748,12 @@ const char *agent_fault_hooks(const struct agent *a)
 	case 1:
 		return "armed (a target swaps in)";
 	case 0:
-		return leap_observer_arming(a->obs) == 0
-			       ? "off (every target stands down)"
-			       : "off until a target swaps in";
+		if (leap_observer_arming(a->obs) != 0)
+			return "off until a target swaps in";
+		for (int i = 0; i < a->ntargets; i++)
+			if (a->targets[i].policy.mode == AGENT_MODE_OFF)
+				return "off (every target stands down or is off)";
+		return "off (every target stands down)";
 	default:
 		return "always on";
 	}

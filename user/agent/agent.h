@@ -207,7 +207,8 @@ int agent_on_event(void *ctx, const struct leap_event *ev);
  * re-created cgroup targets, matched cgroups (sets state_dirty). */
 void agent_tick(struct agent *a, uint64_t now_ns);
 /* The fault hooks' state, for people: "always on" (fentry, or arming
- * off), "armed" or "off until a target swaps in". */
+ * off), "armed", "off until a target swaps in", or off while no target
+ * is followed (each stands down or is off). */
 const char *agent_fault_hooks(const struct agent *a);
 /* Totals over every target's stats slot. */
 void agent_totals(const struct agent *a, struct leap_cg_stats *sum);
