@@ -932,9 +932,10 @@ static __always_inline bool bio_reads_swap(struct bio *bio)
 
 /*
  * Asks the reader for the fault hooks: a watched task reads a swap page
- * while they are off.  Targets whose faults are only counted (policy off)
- * arm too, so that an A/B's two rows are observed alike; targets the agent
- * stood down for do not.
+ * while they are off.  Targets the agent stood down for do not; those
+ * whose policy is off ask too, and the agent does not arm for them
+ * (agent.c arm(): an off target is not followed, and an A/B's "off" row
+ * is then Linux without our hooks, as it says).
  */
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(leap_arm_bio, struct bio *bio)

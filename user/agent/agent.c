@@ -558,7 +558,7 @@ static bool target_followed(const struct agent_target *t)
 }
 
 /* Whether no target's faults are followed: each stood down or off. */
-static bool all_standing_down(const struct agent *a)
+static bool none_followed(const struct agent *a)
 {
 	for (int i = 0; i < a->ntargets; i++)
 		if (target_followed(&a->targets[i]))
@@ -575,7 +575,7 @@ static bool all_standing_down(const struct agent *a)
  */
 static void arming_follow_targets(struct agent *a)
 {
-	bool want = !all_standing_down(a);
+	bool want = !none_followed(a);
 
 	if (leap_observer_arming(a->obs) == !want)
 		leap_observer_set_arming(a->obs, want);
@@ -596,7 +596,7 @@ static void cost_apply(struct agent *a, struct agent_target *t)
 		a->c.probes++;
 	target_push(a, t, NULL, 0);
 	a->state_dirty = true;
-	if (standby && all_standing_down(a))
+	if (standby && none_followed(a))
 		disarm(a); /* nobody left whose faults we follow */
 	arming_follow_targets(a);
 	if (standby)
@@ -687,8 +687,10 @@ static void arm(struct agent *a, const struct leap_event *ev)
 
 	if (leap_observer_armed(a->obs) != 0)
 		return;
+	/* An event not resolved to a target yet (a new descendant cgroup)
+	 * arms, as before: the next tick disarms if nobody is followed. */
 	t = target_of_event(a, ev);
-	if (!t || !target_followed(t))
+	if (t && !target_followed(t))
 		return;
 	rc = leap_observer_set_armed(a->obs, true);
 	if (rc) {
@@ -717,7 +719,7 @@ static void disarm_if_idle(struct agent *a, uint64_t now_ns)
 
 	if (leap_observer_armed(a->obs) != 1)
 		return;
-	if (all_standing_down(a)) {
+	if (none_followed(a)) {
 		disarm(a); /* armed for a target that stood down or went off */
 		return;
 	}
