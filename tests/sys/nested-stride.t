@@ -20,8 +20,15 @@ root=$(cd "$here/../.." && pwd)
 prefetch_fixture 512
 "$PY" -c 'import numpy' 2>/dev/null || bail_out "python3-numpy missing (make deps)"
 
+# numpy backs arrays of 4 MiB and more with transparent huge pages
+# (MADV_HUGEPAGE); here its transpose writes a 32 MiB one into the 32 MiB
+# cgroup, and memcg v1 OOM-killed the program in 15 of 36 runs, 8 of 18
+# with leap and 7 of 18 with --policy off (2026-11-27; at a 48 MiB limit
+# still 3 of 16, the kernel log showing rss_huge 34 MiB).  Without huge
+# pages, 0 of 16.  They are not what this test is about, and a run the
+# OOM killer ends says nothing.
 run_unless_oom "$tmp/np.out" "$tmp/np.err" "$AGENT" run --policy leap --memory-limit 32M \
-	--json "$tmp/np.json" -- "$PY" "$root/tools/real/npscan.py" 128
+	--json "$tmp/np.json" -- env NUMPY_MADVISE_HUGEPAGE=0 "$PY" "$root/tools/real/npscan.py" 128
 is "$?" 0 "numpy ran to completion under leap-agent" || diag "$(cat "$tmp/np.err")"
 like "$(cat "$tmp/np.out")" '"bad": 0' "every value numpy checked was right"
 nested=$(jq -r .nested_stride_windows "$tmp/np.json")
