@@ -932,10 +932,11 @@ static __always_inline bool bio_reads_swap(struct bio *bio)
 
 /*
  * Asks the reader for the fault hooks: a watched task reads a swap page
- * while they are off.  Targets the agent stood down for do not; those
- * whose policy is off ask too, and the agent does not arm for them
- * (agent.c arm(): an off target is not followed, and an A/B's "off" row
- * is then Linux without our hooks, as it says).
+ * while they are off.  Targets the agent stood down for do not, nor do
+ * those whose policy is off (no LEAP_TGT_EVENTS): an off target is not
+ * followed, so an A/B's "off" row is Linux without our hooks, as it says.
+ * The agent declines such requests too (agent.c arm()), for the flags it
+ * has not written yet.
  */
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(leap_arm_bio, struct bio *bio)
@@ -953,7 +954,7 @@ int BPF_PROG(leap_arm_bio, struct bio *bio)
 	ts = bpf_task_storage_get(&leap_pending_task, bpf_get_current_task_btf(), 0,
 				  BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ts || !watched_cached(ts, id >> 32, &cgid, &t) ||
-	    (t.flags & LEAP_TGT_STANDBY))
+	    (t.flags & LEAP_TGT_STANDBY) || !(t.flags & LEAP_TGT_EVENTS))
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (now - leap_arm_sent_ns < LEAP_ARM_RESEND_NS)
