@@ -222,8 +222,19 @@ done
 	echo "bench-real: $AGENT missing: run make first" >&2
 	exit 2
 }
-[ -x "$PY" ] && "$PY" -c 'import numpy, sqlite3' 2>/dev/null || {
-	echo "bench-real: $PY with numpy and sqlite3 is needed (make deps; or LEAP_BENCH_PY)" >&2
+# The interpreter runs every program's calibration; numpy and sqlite3 are
+# needed only by the programs named after them, so a host without them
+# can still run the others (--programs).
+py_mods=()
+for p in $PROGRAMS; do
+	case $p in
+	numpy) py_mods+=(numpy) ;;
+	sqlite) py_mods+=(sqlite3) ;;
+	esac
+done
+[ -x "$PY" ] && "$PY" -c "import sys${py_mods[*]/#/, }" 2>/dev/null || {
+	echo "bench-real: $PY${py_mods[*]:+ with ${py_mods[*]}} is needed by these programs" \
+		"(make deps; or LEAP_BENCH_PY)" >&2
 	exit 2
 }
 
