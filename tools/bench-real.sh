@@ -8,6 +8,8 @@
 #   py-reverse   CPython: the same, scanned backwards
 #   py-random    CPython: the same, a random half of the pages
 #   py-seq       CPython: the same, scanned forwards
+#   py-fill      CPython: the fill alone (no scan): what the fill phase
+#                of the scans costs by itself
 #   py-shm-stride, py-shm-seq
 #                CPython: the same scans over shared memory (mmap of
 #                MAP_SHARED | MAP_ANONYMOUS: shmem pages, as PostgreSQL's
@@ -101,7 +103,7 @@ usage()
 {
 	cat <<EOF
 Usage: tools/bench-real.sh [OPTION...]          (root)
-  --programs "P..."   among: $PROGRAMS py-seq py-shm-stride py-shm-seq
+  --programs "P..."   among: $PROGRAMS py-seq py-fill py-shm-stride py-shm-seq
                       java-gc node-gc (default: the first seven)
   --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
   --rows "R..."       among a b c c0 cd cn o f e e0 (default "$ROWS"; o = observe only,
@@ -246,6 +248,7 @@ program_cmd()
 	py-reverse) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" reverse ;;
 	py-random) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" random ;;
 	py-seq) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" seq ;;
+	py-fill) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" none ;;
 	py-shm-stride) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" stride:16 shm ;;
 	py-shm-seq) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" seq shm ;;
 	# A fixed heap of twice the data (no resizing in the measured run).

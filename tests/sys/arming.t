@@ -7,10 +7,11 @@
 #  - attached to a cgroup whose program faults a lot but never swaps: the
 #    hooks stay off, status says so;
 #  - a swapping program in it: the hooks come on, prefetches hit, and the
-#    misses the agent counts are the cgroup's own major faults less at
-#    most a few (those before the hooks were attached);
-#  - the program done: the hooks come off within a few seconds, and come
-#    on again at the next swap-in;
+#    misses the agent counts are the cgroup's own major faults less those
+#    before the hooks were attached (at most 10% and 64);
+#  - the program done: the hooks come off within a fraction of a second
+#    (fewer than 3 device reads or hits in 100 ms), and come on again at
+#    the next swap-in burst;
 #  - --fault-hooks always keeps them on.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,16 +73,29 @@ is "$(st faults)" 0 "and none of its 32,768 faults ran a BPF program of ours"
 
 # ---- a swap-in burst: armed, and nearly every miss seen ----------------------------
 maj0=$(memcg_stat "$h" pgmajfault)
-memcg_run_timeout 120 "$h" "$WL" --pattern stride:8 --footprint 96M >/dev/null 2>"$tmp/wl.err"
+memcg_run_timeout 120 "$h" "$WL" --pattern stride:8 --footprint 96M >/dev/null 2>"$tmp/wl.err" &
+wl=$!
+# The hooks come off within ~0.1 s of the last device read: status says
+# "armed" while the workload reads, not after it.
+armed_status=
+while kill -0 "$wl" 2>/dev/null; do
+	armed_status=$("$AGENT" status | grep 'agent fault hooks')
+	[[ $armed_status == *armed* ]] && break
+	sleep 0.05
+done
+wait "$wl"
 is $? 0 "a swapping workload in the cgroup: exit 0 (data verified)" || diag "$(cat "$tmp/wl.err")"
 maj=$(($(memcg_stat "$h" pgmajfault) - maj0))
 fresh_state
 cmp_ok "$(st hits)" '>' 1000 "the hooks came on and prefetches hit ($(st hits))"
 is "$(st fault_hook_arms)" 1 "armed once"
-like "$("$AGENT" status)" "agent fault hooks: +armed" "status says armed"
+like "$armed_status" "agent fault hooks: +armed" "status says armed while it swaps in"
 seen=$(st swapin_misses)
-cmp_ok "$seen" '>=' $((maj - 32)) \
-	"the agent saw the cgroup's major faults but a few ($seen of $maj)"
+# Unseen: the misses before the hooks came on, those read at under 3
+# distinct milliseconds in 100 ms (not followed, agent.h AGENT_ARM_READS):
+# 53 of 445 and 187 of 2,198 in single runs here (2026-11-27).
+cmp_ok "$seen" '>=' $((maj - 64 - maj / 10)) \
+	"the agent saw the cgroup's major faults but those before the burst ($seen of $maj)"
 cmp_ok "$seen" '<=' $((maj + 32)) "... and no more"
 
 # ---- quiet again: disarmed, then armed by the next burst ----------------------------

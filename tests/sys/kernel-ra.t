@@ -86,14 +86,18 @@ cmp_ok "$(($(reads seq) * 100))" '<' "$(($(reads seq-defer) * 75))" \
 cmp_ok "$(($(reads reverse) * 100))" '<' "$(($(reads reverse-defer) * 75))" \
 	"reverse: fewer major faults that read the device than with the stream left to the kernel ($(reads reverse) against $(reads reverse-defer))"
 
-# The pages the fill went past (32,768 less the 256 of cold_behind) are
-# made cold, not the scans' (read streams); with --cold-behind 0 none are.
+# The pages the fill went past are made cold while the fault hooks see
+# the fill, not the scans' (read streams); with --cold-behind 0 none are.
+# The hooks come off for the stretches of the fill that read no device
+# (zero-filled entries, agent.h AGENT_DISARM_NS): 8,205-24,841 of the
+# 32,768 pages made cold (2026-11-27), against 32,512 with the hooks on
+# throughout before.
 # The defer rows too: their scans miss on every page, and the fill left
 # every 256th page zero, which the kernel's readahead around a scan miss
 # meets (SWPIN_ZERO); such misses read the device as well and are no
 # fill's (they had made 49,154-64,535 pages cold, the scan's with them).
 for pat in seq reverse seq-defer reverse-defer; do
-	cmp_ok "$(val "$pat" cold_behind_pages)" '>' 25000 \
+	cmp_ok "$(val "$pat" cold_behind_pages)" '>' 4000 \
 		"$pat: the pages behind the fill were made cold"
 	cmp_ok "$(val "$pat" cold_behind_pages)" '<' 34000 \
 		"$pat: ... and not those behind the scan ($(val "$pat" cold_behind_pages))"
@@ -112,7 +116,7 @@ if grep -q '^swpin_zero ' /proc/vmstat && command -v perl >/dev/null; then
 	# Measured: 2-6 windows past the kernel's (5,300-5,600 per 256 MiB run before).
 	cmp_ok "$(val perl windows_beyond_kernel_readahead)" '<' 50 \
 		"perl: (almost) no window past the kernel's readahead"
-	cmp_ok "$(val perl cold_behind_pages)" '>' 25000 \
+	cmp_ok "$(val perl cold_behind_pages)" '>' 4000 \
 		"perl: the pages behind its fill were made cold"
 else
 	for c in "perl ran" "perl read back" "perl zero-filled misses" "perl fill held" "perl no window past the kernel's" "perl fill made cold"; do

@@ -679,7 +679,11 @@ static void issue_window(struct agent *a, struct agent_target *t, struct leap_st
 	}
 }
 
-/* A target began swapping in while the fault hooks were off: attach them. */
+/*
+ * A target reads its swap device while the fault hooks are off: attach
+ * them once it did in AGENT_ARM_READS distinct milliseconds (leap_arm_bio
+ * asks once per ms at most) within AGENT_ARM_WINDOW_NS.
+ */
 static void arm(struct agent *a, const struct leap_event *ev)
 {
 	const struct agent_target *t;
@@ -692,6 +696,12 @@ static void arm(struct agent *a, const struct leap_event *ev)
 	t = target_of_event(a, ev);
 	if (t && !target_followed(t))
 		return;
+	if (ev->ts_ns - a->arm_win_ns > AGENT_ARM_WINDOW_NS) {
+		a->arm_win_ns = ev->ts_ns;
+		a->arm_win_reads = 0;
+	}
+	if (++a->arm_win_reads < AGENT_ARM_READS)
+		return;
 	rc = leap_observer_set_armed(a->obs, true);
 	if (rc) {
 		fprintf(stderr, "leap-agent: cannot attach the fault hooks (%s)\n",
@@ -699,39 +709,45 @@ static void arm(struct agent *a, const struct leap_event *ev)
 		return;
 	}
 	a->c.arms++;
-	a->last_swap_ns = mono_ns();
-	/* From the swap read that asked to the hooks' attach: the faults of
-	 * that span go unseen. */
-	if (a->last_swap_ns - ev->ts_ns > a->arm_latency_max_ns)
-		a->arm_latency_max_ns = a->last_swap_ns - ev->ts_ns;
+	a->keep_win_ns = mono_ns();
+	a->keep_win_reads = 0;
+	/* From the first swap read that asked to the hooks' attach: the
+	 * faults of that span go unseen. */
+	if (a->keep_win_ns - a->arm_win_ns > a->arm_latency_max_ns)
+		a->arm_latency_max_ns = a->keep_win_ns - a->arm_win_ns;
 	a->state_dirty = true;
 }
 
 /*
- * No target missed or hit for AGENT_DISARM_NS: the fault hooks come off.
- * The stats slots count for every target, those whose faults send no
- * events (policy off) too.
+ * Whether an event of a followed target keeps the fault hooks on: a page
+ * read from the swap device (not a zero-filled entry or a zswap hit,
+ * which read none), or a hit.
  */
-static void disarm_if_idle(struct agent *a, uint64_t now_ns)
+static bool keeps_armed(const struct leap_event *ev)
 {
-	struct leap_cg_stats s;
-	uint64_t sum;
+	return ((ev->flags & LEAP_EV_MAJOR) && (ev->flags & LEAP_EV_SWAPIN_IO)) ||
+	       (ev->flags & LEAP_EV_PREFETCHED);
+}
 
+/*
+ * The followed targets read their swap devices or hit fewer than
+ * AGENT_KEEP_READS times in AGENT_DISARM_NS: the fault hooks come off (at
+ * once when nobody is followed).
+ */
+void agent_disarm_if_idle(struct agent *a, uint64_t now_ns)
+{
 	if (leap_observer_armed(a->obs) != 1)
 		return;
 	if (none_followed(a)) {
 		disarm(a); /* armed for a target that stood down or went off */
 		return;
 	}
-	agent_totals(a, &s);
-	sum = s.swapin_misses + s.prefetch_hits;
-	if (sum != a->last_swap_sum) {
-		a->last_swap_sum = sum;
-		a->last_swap_ns = now_ns;
-	}
-	if (now_ns - a->last_swap_ns < AGENT_DISARM_NS)
+	if (now_ns - a->keep_win_ns < AGENT_DISARM_NS || now_ns < a->keep_win_ns)
 		return;
-	disarm(a);
+	if (a->keep_win_reads < AGENT_KEEP_READS)
+		disarm(a);
+	a->keep_win_ns = now_ns;
+	a->keep_win_reads = 0;
 }
 
 /* The fault hooks come off (when armed). */
@@ -784,6 +800,8 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	agent_drain(a, t);
 	if (!t || t->policy.mode == AGENT_MODE_OFF)
 		return 0;
+	if (keeps_armed(ev))
+		a->keep_win_reads++;
 	if (a->be && (ev->flags & LEAP_EV_DEV_MULTI))
 		a->c.ambiguous++; /* several device reads in one fault */
 	if (a->be && (ev->flags & LEAP_EV_DEV_READ) && !(ev->flags & LEAP_EV_DEV_MULTI) &&
@@ -902,7 +920,7 @@ void agent_tick(struct agent *a, uint64_t now_ns)
 		    leap_cost_update(&t->cost, &a->cost_params, now_ns, &a->swap))
 			cost_apply(a, t);
 	}
-	disarm_if_idle(a, now_ns);
+	agent_disarm_if_idle(a, now_ns);
 	arming_follow_targets(a);
 	a->ra_pages = kernel_ra_pages();
 	targets_tick(a);

@@ -77,12 +77,28 @@ struct agent_quiet {
 };
 
 /*
- * Arming (tracepoint path): the fault hooks come off once no target has
- * missed or hit for this long.  Long enough that a program's pauses
- * between phases (a collection, a sort's merge) keep them, short enough
- * that a host whose targets stopped swapping stops paying within seconds.
+ * Arming (tracepoint path).  The fault hooks cost every fault on the host
+ * (docs/bench-overhead.md), so they are on only while a followed target
+ * reads pages from its swap device at a rate a prefetcher can act on: on
+ * once it did in AGENT_ARM_READS distinct milliseconds within
+ * AGENT_ARM_WINDOW_NS, off once it read or hit fewer than
+ * AGENT_KEEP_READS times in AGENT_DISARM_NS: ~30 reads a second both
+ * ways, so a scan of a slow disk (8 ms a read) stays followed, and 20 ms
+ * windows missed 53-187 of a burst's first misses (tests/sys/arming.t).
+ * Page-ins that read nothing
+ * (zero-filled swap entries, zswap) count for neither: a prefetch has no
+ * I/O to hide there.  CPython's fill reads back 8,200 zero-filled entries
+ * in ~1 s with a few device reads of its own heap every 200-400 ms; with
+ * the hooks on throughout (armed by any read, off after 2 s of neither
+ * misses nor hits, before 2026-11-27) they cost it 4-9%
+ * (docs/bench-real.md, "The fill pays for hooks it cannot use").  The
+ * disarm is checked at every wake-up of the event loop (at least every
+ * 100 ms).
  */
-#define AGENT_DISARM_NS (2ULL * 1000 * 1000 * 1000)
+#define AGENT_ARM_READS	    3
+#define AGENT_ARM_WINDOW_NS (100ULL * 1000 * 1000)
+#define AGENT_KEEP_READS    3
+#define AGENT_DISARM_NS	    (100ULL * 1000 * 1000)
 
 #define AGENT_QUIET_SLOTS 64
 #define AGENT_QUIET_NS	  (50ULL * 1000 * 1000)
@@ -161,10 +177,13 @@ struct agent {
 	int cold_refused; /* MADV_COLD's error, 0: none */
 	struct prefetch_stats pf_sum;
 	struct pagemap_reader pm_sum;
-	/* Arming: when the targets' misses and hits last moved (event clock),
-	 * and their sum then. */
-	uint64_t last_swap_ns;
-	uint64_t last_swap_sum;
+	/* Arming (CLOCK_MONOTONIC, the events' clock): the window of ARM
+	 * requests (its first one's time, and how many), and while armed the
+	 * window of device page-ins and hits. */
+	uint64_t arm_win_ns;
+	uint32_t arm_win_reads;
+	uint64_t keep_win_ns;
+	uint32_t keep_win_reads;
 	uint64_t arm_latency_max_ns; /* the longest swap read to attach */
 };
 
@@ -206,6 +225,9 @@ int agent_on_event(void *ctx, const struct leap_event *ev);
 /* Periodic housekeeping: idle streams, exited pid targets, removed and
  * re-created cgroup targets, matched cgroups (sets state_dirty). */
 void agent_tick(struct agent *a, uint64_t now_ns);
+/* The fault hooks off when no target reads its swap device (see
+ * AGENT_DISARM_NS); cheap, for every wake-up of the event loop. */
+void agent_disarm_if_idle(struct agent *a, uint64_t now_ns);
 /* The fault hooks' state, for people: "always on" (fentry, or arming
  * off), "armed", "off until a target swaps in", or off while no target
  * is followed (each stands down or is off). */
