@@ -85,9 +85,11 @@ struct agent_quiet {
  * AGENT_KEEP_READS times in AGENT_DISARM_NS: ~30 reads a second both
  * ways, so a scan of a slow disk (8 ms a read) stays followed, and 20 ms
  * windows missed 53-187 of a burst's first misses (tests/sys/arming.t).
- * Page-ins that read nothing
- * (zero-filled swap entries, zswap) count for neither: a prefetch has no
- * I/O to hide there.  CPython's fill reads back 8,200 zero-filled entries
+ * Page-ins that read nothing (zero-filled swap entries, zswap) count for
+ * neither: a prefetch has no I/O to hide there.  Empty programs on the
+ * same hooks cost a fill as much as ours (docs/bench-real.md): the
+ * tracepoints being on is the cost, so they must be off, not cheaper.
+ * CPython's fill reads back 8,200 zero-filled entries
  * in ~1 s with a few device reads of its own heap every 200-400 ms; with
  * the hooks on throughout (armed by any read, off after 2 s of neither
  * misses nor hits, before 2026-11-27) they cost it 4-9%
