@@ -89,10 +89,10 @@ struct agent_quiet {
  * neither: a prefetch has no I/O to hide there.  Empty programs on the
  * same hooks cost a fill as much as ours (docs/bench-real.md): the
  * tracepoints being on is the cost, so they must be off, not cheaper.
- * CPython's fill reads back 8,200 zero-filled entries
- * in ~1 s with a few device reads of its own heap every 200-400 ms; with
- * the hooks on throughout (armed by any read, off after 2 s of neither
- * misses nor hits, before 2026-11-27) they cost it 4-9%
+ * CPython's fill reads back 8,200 zero-filled entries in ~1 s with a few
+ * device reads of its own heap every 200-400 ms; with the hooks on
+ * throughout (armed by any read, off after 2 s of neither misses nor
+ * hits, before 2026-11-27) they cost it 4-9%
  * (docs/bench-real.md, "The fill pays for hooks it cannot use").  The
  * disarm is checked at every wake-up of the event loop (at least every
  * 100 ms).
