@@ -56,7 +56,9 @@ printf '[default]\nstand_down = never\n' >"$tmp/never.conf"
 for pat in seq reverse; do
 	run "$pat" keep "$pat"
 	run "$pat-defer" defer "$pat" --config "$tmp/never.conf"
-	cmp_ok "$(val "$pat" held_for_kernel_readahead)" '>' 500 \
+	# The hooks see a fill only while it reads the device (agent.h
+	# AGENT_DISARM_NS): 964-2,024 of its misses held here (2026-11-27).
+	cmp_ok "$(val "$pat" held_for_kernel_readahead)" '>' 200 \
 		"$pat: the fill (a write stream) was left to the kernel's readahead"
 	cmp_ok "$(val "$pat" windows_beyond_kernel_readahead)" '>' 10 \
 		"$pat: the scan (a read stream) got windows past the kernel's"
@@ -109,9 +111,11 @@ is "$(val seq-warm cold_behind_pages)" 0 "seq, --cold-behind 0: no page made col
 # all have the count_memcg_events tracepoint (~6.13).
 if grep -q '^swpin_zero ' /proc/vmstat && command -v perl >/dev/null; then
 	run perl keep perl
-	cmp_ok "$(val perl zero_filled_misses)" '>' 1000 \
+	# Seen while the hooks are on (the fill's zero-filled stretches keep
+	# them on no longer): 968-1,824 in runs of 2026-11-27.
+	cmp_ok "$(val perl zero_filled_misses)" '>' 200 \
 		"perl: the fill's misses found zero-filled swap entries"
-	cmp_ok "$(val perl held_for_kernel_readahead)" '>' 500 \
+	cmp_ok "$(val perl held_for_kernel_readahead)" '>' 200 \
 		"perl: the fill (a read stream over zero-filled entries) was left to the kernel's readahead"
 	# Measured: 2-6 windows past the kernel's (5,300-5,600 per 256 MiB run before).
 	cmp_ok "$(val perl windows_beyond_kernel_readahead)" '<' 50 \
