@@ -78,6 +78,15 @@ for k in $kernels; do
 		# on the console) is an emulator flake, not a result: TCG has
 		# been seen to oops in sched_clock_cpu at 1.7 s into a 6.12
 		# boot.  Boot once more; a crash after init started counts.
+		# A guest past its timeout boots once more too: under TCG a busy
+		# host has taken one 6.1 guest past 300 s (its checks stopped in
+		# the strided workload under leap; 109-134 s for each kernel that
+		# run, 123 s on its own after it, 2026-11-28). A hang times out
+		# twice and fails.
+		if [ $rc -eq 124 ] && [ "$try" = 1 ]; then
+			diag "$k: the guest ran past its timeout (try 1); its checks so far: $(tail -n 3 "$run/out/checks.tap" 2>/dev/null)"
+			continue
+		fi
 		[ $rc -eq 125 ] && ! grep -q '^leapvm: kernel' "$run/console.log" 2>/dev/null ||
 			break
 		diag "$k: the kernel crashed before the guest's init ran (try $try):"
