@@ -623,12 +623,13 @@ static void cost_sample(struct agent *a, struct agent_target *t,
 	 * strided scan on zram prefetched 29,000-31,000 pages before it
 	 * stood down in 3 of 11 runs of tests/sys/cost.t).
 	 */
-	bool device = (ev->flags & LEAP_EV_SWAPIN_IO) ||
-		      (a->swap.sync_pct >= LEAP_COST_SYNC_PCT &&
-		       (ev->flags & LEAP_EV_SWAPIN_ZERO));
+	bool device;
 
 	if (!target_cost_aware(t) || !ev->latency_ns)
 		return;
+	device = (ev->flags & LEAP_EV_SWAPIN_IO) ||
+		 (a->swap.sync_pct >= LEAP_COST_SYNC_PCT &&
+		  (ev->flags & LEAP_EV_SWAPIN_ZERO));
 	if ((ev->flags & LEAP_EV_MAJOR) && device && !(ev->flags & LEAP_EV_PREFETCHED))
 		leap_cost_miss(&t->cost, ev->latency_ns, ev->flags & LEAP_EV_SLEPT,
 			       !fill_miss(ev));
@@ -936,7 +937,8 @@ void agent_tick(struct agent *a, uint64_t now_ns)
 		if (leap_cost_update(&t->cost, &a->cost_params, now_ns, &a->swap))
 			cost_apply(a, t);
 	}
-	agent_disarm_if_idle(a, now_ns);
+	/* The disarm is the event loop's, at every wake-up
+	 * (agent_disarm_if_idle()); cost_apply() disarms for a stand-down. */
 	arming_follow_targets(a);
 	a->ra_pages = kernel_ra_pages();
 	targets_tick(a);
