@@ -93,7 +93,7 @@ like "$armed_status" "agent fault hooks: +armed" "status says armed while it swa
 seen=$(st swapin_misses)
 # Unseen: the majors before the hooks came on: the fill's sparse swap
 # reads (under 3 distinct milliseconds in 100 ms are not followed,
-# agent.h AGENT_ARM_READS) and, likely, re-reads of program text evicted
+# hooks.h AGENT_ARM_READS) and, likely, re-reads of program text evicted
 # under the limit (memcg's pgmajfault counts those too; no swap read
 # arms for them): 6 of 2,428, 45 of 800, 74 of 1,784 in single
 # runs here, 276 of 1,750 in a fresh-clone CI run (2026-11-27/28).

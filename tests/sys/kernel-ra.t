@@ -91,7 +91,7 @@ cmp_ok "$(($(reads reverse) * 100))" '<' "$(($(reads reverse-defer) * 75))" \
 # The pages the fill went past are made cold while the fault hooks see
 # the fill, not the scans' (read streams); with --cold-behind 0 none are.
 # The hooks come off for the stretches of the fill that read no device
-# (zero-filled entries, agent.h AGENT_DISARM_NS): 7,428-24,841 of the
+# (zero-filled entries, hooks.h AGENT_DISARM_NS): 7,428-24,841 of the
 # 32,768 pages made cold (2026-11-27/28), against 32,512 with the hooks on
 # throughout before.
 # The defer rows too: their scans miss on every page, and the fill left

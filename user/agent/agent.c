@@ -20,6 +20,8 @@
 
 #include "agent.h"
 #include "clock.h"
+#include "hooks.h"
+#include "latency.h"
 #include "leap/decide.h"
 #include "swapra.h"
 #include "swapslot.h"
@@ -210,42 +212,6 @@ static void agent_drain(struct agent *a, struct agent_target *t)
 		leap_cost_spent(&t->cost, (uint32_t)pages, ns);
 }
 
-const uint32_t agent_lat_bounds_us[AGENT_LAT_BUCKETS] = {
-	5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000,
-};
-
-static uint32_t clamp_us(uint64_t ns)
-{
-	return ns / 1000 > UINT32_MAX ? UINT32_MAX : (uint32_t)(ns / 1000);
-}
-
-/*
- * The miss's event to the window's dispatch: how long the agent took to
- * hand the kernel what the miss asked for.  The reaction (fault entry to
- * the window's process_madvise returned) is this plus the fault itself
- * (its read, and reclaim inside it) plus the kernel's work for the window.
- */
-static void record_dispatch(struct agent *a, uint64_t event_ns, uint64_t dispatch_ns)
-{
-	if (dispatch_ns && dispatch_ns >= event_ns)
-		a->dispatch_us[a->ndispatch++ % AGENT_LATENCY_SAMPLES] =
-			clamp_us(dispatch_ns - event_ns);
-}
-
-static void record_latency(struct agent *a, uint32_t slot, uint64_t fault_ns)
-{
-	uint32_t us = clamp_us(mono_ns() - fault_ns);
-	int b = 0;
-
-	a->lat_us[a->nlat++ % AGENT_LATENCY_SAMPLES] = us;
-	while (b < AGENT_LAT_BUCKETS && us > agent_lat_bounds_us[b])
-		b++;
-	if (slot < LEAP_STATS_SLOTS) {
-		a->lat_hist[slot][b]++;
-		a->lat_sum_us[slot] += us;
-	}
-}
-
 /*
  * A worker issued a window (issuer.h), in the worker's thread: the counts
  * that BPF shares are atomic, the rest is handed to the event thread
@@ -269,8 +235,8 @@ static void window_done(void *ctx, const struct window_job *j, int rc, uint64_t 
 	}
 	pthread_mutex_lock(&a->done_lock);
 	if (rc > 0) {
-		record_latency(a, j->slot, j->fault_ns);
-		record_dispatch(a, j->event_ns, j->dispatch_ns);
+		agent_record_latency(a, j->slot, j->fault_ns);
+		agent_record_dispatch(a, j->event_ns, j->dispatch_ns);
 		a->spent_pages[j->slot] += (uint64_t)rc;
 		a->spent_ns[j->slot] += cpu_ns;
 	} else if (rc == -ESRCH) {
@@ -544,43 +510,6 @@ static void make_cold(struct agent *a, const struct agent_target *t, uint32_t tg
 		cold_refused_now(a, rc);
 }
 
-static void disarm(struct agent *a);
-
-/*
- * Whether the agent follows t's faults: not when its policy is off (not
- * watched: with --policy off the hooks used to arm at its first swap-in
- * and stay on, its misses keeping them from the disarm, 723 ns of BPF a
- * fault for a whole run, 2026-11-27), nor once it stood down.
- */
-static bool target_followed(const struct agent_target *t)
-{
-	return t->policy.mode != AGENT_MODE_OFF && t->cost.state != LEAP_COST_STANDBY;
-}
-
-/* Whether no target's faults are followed: each stood down or off. */
-static bool none_followed(const struct agent *a)
-{
-	for (int i = 0; i < a->ntargets; i++)
-		if (target_followed(&a->targets[i]))
-			return false;
-	return a->ntargets > 0;
-}
-
-/*
- * The block I/O hook that arms the fault hooks runs at every block I/O of
- * the host, and at every page-in on zram.  While every target stands
- * down it has nobody to arm: it comes off, and on again when a target
- * probes (11 runs each on zram, 2026-11-26: 0.95-0.98x of Linux with it
- * on after the stand-down).
- */
-static void arming_follow_targets(struct agent *a)
-{
-	bool want = !none_followed(a);
-
-	if (leap_observer_arming(a->obs) == !want)
-		leap_observer_set_arming(a->obs, want);
-}
-
 /*
  * Cost-aware prefetching (include/leap/cost.h): a target whose verdict
  * changed gets its new flags in BPF (LEAP_TGT_STANDBY: its faults are
@@ -596,9 +525,7 @@ static void cost_apply(struct agent *a, struct agent_target *t)
 		a->c.probes++;
 	target_push(a, t, NULL, 0);
 	a->state_dirty = true;
-	if (standby && none_followed(a))
-		disarm(a); /* nobody left whose faults we follow */
-	arming_follow_targets(a);
+	hooks_follow_targets(a); /* off, when nobody is left to follow */
 	if (standby)
 		fprintf(stderr,
 			"leap-agent: %s %s: standing down (%s); probing again in %llu "
@@ -675,8 +602,8 @@ static void issue_window(struct agent *a, struct agent_target *t, struct leap_st
 				a->pf.stats.willneed.cpu_ns - spent);
 		a->c.prefetched += (uint64_t)rc;
 		add_stat(a, t->slot, 0, (uint64_t)rc);
-		record_latency(a, t->slot, ev->ts_ns);
-		record_dispatch(a, ev->ts_ns + ev->latency_ns, a->pf.dispatch_ns);
+		agent_record_latency(a, t->slot, ev->ts_ns);
+		agent_record_dispatch(a, ev->ts_ns + ev->latency_ns, a->pf.dispatch_ns);
 	} else if (rc == -ESRCH) {
 		target_forget_process(a, ev->tgid);
 	} else if (rc == -EINVAL || rc == -ENOSYS) {
@@ -689,104 +616,6 @@ static void issue_window(struct agent *a, struct agent_target *t, struct leap_st
 	} else if ((rc == -EPERM || rc == -EACCES) && a->pf.stats.denied == 1) {
 		fprintf(stderr, "leap-agent: not permitted to prefetch for pid %u (%s)\n",
 			ev->tgid, strerror(-rc));
-	}
-}
-
-/*
- * A target reads its swap device while the fault hooks are off: attach
- * them once it did in AGENT_ARM_READS distinct milliseconds (leap_arm_bio
- * asks once per ms at most) within AGENT_ARM_WINDOW_NS.
- */
-static void arm(struct agent *a, const struct leap_event *ev)
-{
-	const struct agent_target *t;
-	int rc;
-
-	if (leap_observer_armed(a->obs) != 0)
-		return;
-	/* An event not resolved to a target yet (a new descendant cgroup)
-	 * arms, as before: the next tick disarms if nobody is followed. */
-	t = target_of_event(a, ev);
-	if (t && !target_followed(t))
-		return;
-	if (ev->ts_ns - a->arm_win_ns > AGENT_ARM_WINDOW_NS) {
-		a->arm_win_ns = ev->ts_ns;
-		a->arm_win_reads = 0;
-	}
-	if (++a->arm_win_reads < AGENT_ARM_READS)
-		return;
-	rc = leap_observer_set_armed(a->obs, true);
-	if (rc) {
-		fprintf(stderr, "leap-agent: cannot attach the fault hooks (%s)\n",
-			strerror(-rc));
-		return;
-	}
-	a->c.arms++;
-	a->keep_win_ns = mono_ns();
-	a->keep_win_reads = 0;
-	/* From the first swap read that asked to the hooks' attach: the
-	 * faults of that span go unseen. */
-	if (a->keep_win_ns - a->arm_win_ns > a->arm_latency_max_ns)
-		a->arm_latency_max_ns = a->keep_win_ns - a->arm_win_ns;
-	a->state_dirty = true;
-}
-
-/*
- * Whether an event of a followed target keeps the fault hooks on: a page
- * read from the swap device (not a zero-filled entry or a zswap hit,
- * which read none), or a hit.
- */
-static bool keeps_armed(const struct leap_event *ev)
-{
-	return ((ev->flags & LEAP_EV_MAJOR) && (ev->flags & LEAP_EV_SWAPIN_IO)) ||
-	       (ev->flags & LEAP_EV_PREFETCHED);
-}
-
-/*
- * The followed targets read their swap devices or hit fewer than
- * AGENT_KEEP_READS times in AGENT_DISARM_NS: the fault hooks come off (at
- * once when nobody is followed).
- */
-void agent_disarm_if_idle(struct agent *a, uint64_t now_ns)
-{
-	if (leap_observer_armed(a->obs) != 1)
-		return;
-	if (none_followed(a)) {
-		disarm(a); /* armed for a target that stood down or went off */
-		return;
-	}
-	if (now_ns - a->keep_win_ns < AGENT_DISARM_NS || now_ns < a->keep_win_ns)
-		return;
-	if (a->keep_win_reads < AGENT_KEEP_READS)
-		disarm(a);
-	a->keep_win_ns = now_ns;
-	a->keep_win_reads = 0;
-}
-
-/* The fault hooks come off (when armed). */
-static void disarm(struct agent *a)
-{
-	if (leap_observer_armed(a->obs) != 1)
-		return;
-	leap_observer_set_armed(a->obs, false);
-	a->c.disarms++;
-	a->state_dirty = true;
-}
-
-const char *agent_fault_hooks(const struct agent *a)
-{
-	switch (leap_observer_armed(a->obs)) {
-	case 1:
-		return "armed (a target swaps in)";
-	case 0:
-		if (leap_observer_arming(a->obs) != 0)
-			return "off until a target swaps in";
-		for (int i = 0; i < a->ntargets; i++)
-			if (a->targets[i].policy.mode == AGENT_MODE_OFF)
-				return "off (every target stands down or is off)";
-		return "off (every target stands down)";
-	default:
-		return "always on";
 	}
 }
 
@@ -805,7 +634,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	bool ours, hit;
 
 	if (ev->flags & LEAP_EV_ARM) {
-		arm(a, ev);
+		hooks_arm(a, ev);
 		return 0;
 	}
 	a->c.events++;
@@ -813,8 +642,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	agent_drain(a, t);
 	if (!t || t->policy.mode == AGENT_MODE_OFF)
 		return 0;
-	if (keeps_armed(ev))
-		a->keep_win_reads++;
+	hooks_note_event(a, ev);
 	if (a->be && (ev->flags & LEAP_EV_DEV_MULTI))
 		a->c.ambiguous++; /* several device reads in one fault */
 	if (a->be && (ev->flags & LEAP_EV_DEV_READ) && !(ev->flags & LEAP_EV_DEV_MULTI) &&
@@ -937,9 +765,9 @@ void agent_tick(struct agent *a, uint64_t now_ns)
 		if (leap_cost_update(&t->cost, &a->cost_params, now_ns, &a->swap))
 			cost_apply(a, t);
 	}
-	/* The disarm is the event loop's, at every wake-up
-	 * (agent_disarm_if_idle()); cost_apply() disarms for a stand-down. */
-	arming_follow_targets(a);
+	/* The idle disarm is the event loop's, at every wake-up
+	 * (agent_disarm_if_idle()). */
+	hooks_follow_targets(a);
 	a->ra_pages = kernel_ra_pages();
 	targets_tick(a);
 	leap_table_expire(&a->streams, now_ns,
@@ -958,35 +786,4 @@ const char *agent_prefetch_via(const struct agent *a)
 	if (a->be)
 		return a->be_swapcache ? "leap-swapd+swapcache" : "leap-swapd";
 	return a->prefetch_ok ? "process_madvise" : "off";
-}
-
-static int cmp_u32(const void *x, const void *y)
-{
-	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-
-	return a < b ? -1 : a > b;
-}
-
-static double percentile_us(const uint32_t *samples, uint64_t count, double p)
-{
-	static uint32_t sorted[AGENT_LATENCY_SAMPLES];
-	size_t n = count < AGENT_LATENCY_SAMPLES ? count : AGENT_LATENCY_SAMPLES;
-	size_t idx;
-
-	if (n == 0)
-		return 0;
-	memcpy(sorted, samples, n * sizeof(*sorted));
-	qsort(sorted, n, sizeof(*sorted), cmp_u32);
-	idx = (size_t)(p / 100.0 * (double)(n - 1) + 0.5);
-	return sorted[idx];
-}
-
-double agent_latency_us(struct agent *a, double p)
-{
-	return percentile_us(a->lat_us, a->nlat, p);
-}
-
-double agent_dispatch_us(struct agent *a, double p)
-{
-	return percentile_us(a->dispatch_us, a->ndispatch, p);
 }

@@ -76,32 +76,6 @@ struct agent_quiet {
 	uint64_t until; /* ns, bpf_ktime_get_ns() clock; 0: not quiet */
 };
 
-/*
- * Arming (tracepoint path).  The fault hooks cost every fault on the host
- * (docs/bench-overhead.md), so they are on only while a followed target
- * reads pages from its swap device at a rate a prefetcher can act on: on
- * once it did in AGENT_ARM_READS distinct milliseconds within
- * AGENT_ARM_WINDOW_NS, off once it read or hit fewer than
- * AGENT_KEEP_READS times in AGENT_DISARM_NS: ~30 reads a second both
- * ways, so a scan of a slow disk (8 ms a read) stays followed, and 20 ms
- * windows missed 53-187 of a burst's first misses (tests/sys/arming.t).
- * Page-ins that read nothing (zero-filled swap entries, zswap) count for
- * neither: a prefetch has no I/O to hide there.  Empty programs on the
- * same hooks cost a fill as much as ours (docs/bench-real.md): the
- * tracepoints being on is the cost, so they must be off, not cheaper.
- * CPython's fill reads back 8,200 zero-filled entries in ~1 s with a few
- * device reads of its own heap every 200-400 ms; with the hooks on
- * throughout (armed by any read, off after 2 s of neither misses nor
- * hits, before 2026-11-27) they cost it 4-9%
- * (docs/bench-real.md, "The fill pays for hooks it cannot use").  The
- * disarm is checked at every wake-up of the event loop (at least every
- * 100 ms).
- */
-#define AGENT_ARM_READS	    3
-#define AGENT_ARM_WINDOW_NS (100ULL * 1000 * 1000)
-#define AGENT_KEEP_READS    3
-#define AGENT_DISARM_NS	    (100ULL * 1000 * 1000)
-
 #define AGENT_QUIET_SLOTS 64
 #define AGENT_QUIET_NS	  (50ULL * 1000 * 1000)
 
@@ -179,7 +153,7 @@ struct agent {
 	int cold_refused; /* MADV_COLD's error, 0: none */
 	struct prefetch_stats pf_sum;
 	struct pagemap_reader pm_sum;
-	/* Arming (CLOCK_MONOTONIC, the events' clock): the window of ARM
+	/* Arming (hooks.c; CLOCK_MONOTONIC, the events' clock): the window of ARM
 	 * requests (its first one's time, and how many), and while armed the
 	 * window of device page-ins and hits. */
 	uint64_t arm_win_ns;
@@ -227,20 +201,9 @@ int agent_on_event(void *ctx, const struct leap_event *ev);
 /* Periodic housekeeping: idle streams, exited pid targets, removed and
  * re-created cgroup targets, matched cgroups (sets state_dirty). */
 void agent_tick(struct agent *a, uint64_t now_ns);
-/* The fault hooks off when no target reads its swap device (see
- * AGENT_DISARM_NS); cheap, for every wake-up of the event loop. */
-void agent_disarm_if_idle(struct agent *a, uint64_t now_ns);
-/* The fault hooks' state, for people: "always on" (fentry, or arming
- * off), "armed", "off until a target swaps in", or off while no target
- * is followed (each stands down or is off). */
-const char *agent_fault_hooks(const struct agent *a);
 /* Totals over every target's stats slot. */
 void agent_totals(const struct agent *a, struct leap_cg_stats *sum);
 /* How windows reach the kernel, for people: "process_madvise", "off", ... */
 const char *agent_prefetch_via(const struct agent *a);
-/* p-th percentile (0..100) of the reaction latency, microseconds. */
-double agent_latency_us(struct agent *a, double p);
-/* The p-th percentile of the fault-to-dispatch latency, us. */
-double agent_dispatch_us(struct agent *a, double p);
 
 #endif

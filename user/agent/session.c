@@ -10,6 +10,7 @@
 
 #include "caps.h"
 #include "clock.h"
+#include "hooks.h"
 #include "metrics.h"
 #include "session.h"
 #include "state.h"

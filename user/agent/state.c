@@ -8,6 +8,7 @@
 
 #include "agent.h"
 #include "counters.h"
+#include "hooks.h"
 #include "state.h"
 
 /* ---- writing ----------------------------------------------------------------- */

@@ -5,6 +5,7 @@
 #include "agent.h"
 #include "cgroup.h"
 #include "counters.h"
+#include "latency.h"
 #include "state.h"
 #include "summary.h"
 
@@ -133,7 +134,7 @@ json_object *summary_build(struct agent *a, double wall_s, struct cpu_time cpu)
 	add_double(o, "reaction_p50_us", agent_latency_us(a, 50));
 	add_double(o, "reaction_p99_us", agent_latency_us(a, 99));
 	/* The agent's part of the reaction: the miss's event sent to its
-	 * window handed to the kernel (record_dispatch()). */
+	 * window handed to the kernel (agent_record_dispatch()). */
 	add_double(o, "dispatch_p50_us", agent_dispatch_us(a, 50));
 	add_double(o, "dispatch_p99_us", agent_dispatch_us(a, 99));
 	add_double(o, "fault_hooks_arm_max_us", a->arm_latency_max_ns / 1e3);
