@@ -41,8 +41,8 @@ static bool none_followed(const struct agent *a)
  * While every target stands down (or is off), the fault hooks come off at
  * once, and so does the block I/O hook that arms them: it runs at every
  * block I/O of the host, and at every page-in on zram, with nobody to
- * arm.  It comes on again when a target probes (11 runs each on zram, 2026-11-26: 0.95-0.98x of Linux with it
- * on after the stand-down).
+ * arm.  It comes on again when a target probes (11 runs each on zram,
+ * 2026-11-26: 0.95-0.98x of Linux with it on after the stand-down).
  */
 void hooks_follow_targets(struct agent *a)
 {
