@@ -15,6 +15,9 @@ static void disarm(struct agent *a)
 	leap_observer_set_armed(a->obs, false);
 	a->c.disarms++;
 	a->state_dirty = true;
+	if (a->verbose)
+		fprintf(stderr, "leap-agent: fault hooks off (%llu of them seen while on)\n",
+			(unsigned long long)a->c.swap_faults);
 }
 
 /*
@@ -84,6 +87,8 @@ void hooks_arm(struct agent *a, const struct leap_event *ev)
 		return;
 	}
 	a->c.arms++;
+	if (a->verbose)
+		fprintf(stderr, "leap-agent: fault hooks on (swap reads of pid %u)\n", ev->tgid);
 	a->keep_win_ns = mono_ns();
 	a->keep_win_reads = 0;
 	/* From the first swap read that asked to the hooks' attach: the

@@ -164,6 +164,7 @@ static int start_observer(struct agent *a, const struct agent_opts *o)
 		return rc;
 	}
 	agent_attach_observer(a, a->obs);
+	a->verbose = o->verbose;
 	a->bpf_stats = o->bpf_stats;
 	if (o->bpf_stats) {
 		leap_observer_enable_prog_stats(a->obs);
