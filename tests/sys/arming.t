@@ -59,7 +59,7 @@ wait_counter() {
 	return 1
 }
 
-start_agent attach --cgroup "$cg" --kernel-readahead off
+start_agent attach --cgroup "$cg" --kernel-readahead off -v
 ok $? "attach --cgroup starts" || diag "$(cat "$tmp/agent.err")"
 like "$("$AGENT" status)" "agent fault hooks: +off until a target swaps in" \
 	"status: the fault hooks are off until a target swaps in"
@@ -116,6 +116,9 @@ stop_agent
 is $? 0 "the agent exits 0"
 like "$(cat "$tmp/agent.err")" "fault_hook_arms=2 fault_hook_disarms=[12] " \
 	"its summary counts the arms and disarms"
+is "$(grep -c "fault hooks on (swap reads of pid" "$tmp/agent.err")" 2 \
+	"-v logs each arming"
+cmp_ok "$(grep -c "fault hooks off" "$tmp/agent.err")" '>=' 1 "... and disarming"
 
 # ---- --fault-hooks always -----------------------------------------------------------
 start_agent attach --cgroup "$cg" --fault-hooks always
