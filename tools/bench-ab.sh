@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # bench-ab: two (or more) builds of leap-agent on one real program,
-# interleaved and rotated, medians of the program's own phase times.
+# interleaved and rotated: medians and means (with their standard error)
+# of the program's own phase times; raw runs in bench/out/ab-*.tsv.
 # For a change whose effect is a few percent: one program's phases spread
 # by 20-30% between runs here, so variants must share the sitting.
 #
@@ -9,7 +10,9 @@
 #       NAME=AGENT[:POLICY] ... -- PROGRAM [ARG...]
 #
 # Each variant runs `AGENT run --policy POLICY (default leap)
-# --memory-limit SIZE -- PROGRAM...` (pinned to CPU with --pin); the
+# --memory-limit SIZE -- PROGRAM...`, or with AGENT `none` the program
+# alone in a memory cgroup of SIZE (Linux's readahead, bench-real's row
+# b), pinned to CPU with --pin; the
 # program prints one JSON line with "phases" (tools/real/*). Swap: a file
 # made for the run (tests/lib/fixture.sh), removed after. Example, the
 # build in bin/ against an older one, CPython's fill:
@@ -60,7 +63,8 @@ for v in "${variants[@]}"; do
 	[[ $v == *=* ]] || { echo "bench-ab: a variant is NAME=AGENT[:POLICY], not '$v'" >&2; exit 2; }
 	agent=${v#*=}
 	agent=${agent%%:*}
-	[ -x "$agent" ] || { echo "bench-ab: $agent is not an executable" >&2; exit 2; }
+	[ "$agent" = none ] || [ -x "$agent" ] ||
+		{ echo "bench-ab: $agent is not an executable" >&2; exit 2; }
 done
 [ "$(id -u)" = 0 ] || { echo "bench-ab: run as root (swap, cgroups, BPF)" >&2; exit 2; }
 prog=("$@")
@@ -80,31 +84,57 @@ for rep in $(seq "$REPS"); do
 		agent=${v#*=}
 		policy=leap
 		[[ $agent == *:* ]] && policy=${agent#*:} agent=${agent%%:*}
-		line=$(timeout --kill-after=10 "$RUN_TIMEOUT" "$agent" run --policy "$policy" \
-			--memory-limit "$LIMIT" -- "${prog[@]}" 2>"$work/err" | grep '"phases"' | tail -n 1)
+		if [ "$agent" = none ]; then
+			# Linux alone: a memory cgroup of our own, no agent (bench-real's row b).
+			h=$(memcg_create "$LIMIT") || { echo "bench-ab: cannot create a memory cgroup" >&2; exit 1; }
+			memcg_run_timeout "$RUN_TIMEOUT" "$h" "${prog[@]}" >"$work/run.out" 2>"$work/err"
+			memcg_destroy "$h"
+			line=$(grep '"phases"' "$work/run.out" | tail -n 1)
+		else
+			line=$(timeout --kill-after=10 "$RUN_TIMEOUT" "$agent" run --policy "$policy" \
+				--memory-limit "$LIMIT" -- "${prog[@]}" 2>"$work/err" | grep '"phases"' | tail -n 1)
+		fi
 		[ -n "$line" ] || echo "bench-ab: $name, run $rep: no phases ($(tail -n 2 "$work/err"))" >&2
 		printf '%s\t%s\n' "$name" "$line" >>"$out"
 	done
 	echo "# repetition $rep of $REPS done" >&2
 done
 
+mkdir -p "$root/bench/out"
+raw=$root/bench/out/ab-$(date +%Y%m%d-%H%M%S).tsv
+cp "$out" "$raw"
+echo "# raw runs: $raw" >&2
 python3 - "$out" <<'EOF'
-import collections, json, statistics, sys
+import collections, json, math, statistics, sys
 
+# Per variant and phase (and their sum): median (min-max), and mean with
+# its standard error, since a few percent is what these A/Bs look for and
+# one program's phases spread 20-30% here.
 phases = collections.defaultdict(lambda: collections.defaultdict(list))
+keys = []
 for line in open(sys.argv[1]):
     name, _, js = line.rstrip("\n").partition("\t")
     try:
-        for k, t in json.loads(js)["phases"].items():
-            phases[name][k].append(t)
+        ph = json.loads(js)["phases"]
     except (ValueError, KeyError):
-        pass
-print("| variant | runs | " + " | ".join(f"{k} median (min-max) s" for k in ("fill", "scan")) + " |")
-print("|---|---|---|---|")
+        continue
+    for k, t in ph.items():
+        if k not in keys:
+            keys.append(k)
+        phases[name][k].append(t)
+    phases[name]["total"].append(sum(ph.values()))
+keys.append("total")
+
+
+def cell(v):
+    if not v:
+        return ""
+    se = statistics.stdev(v) / math.sqrt(len(v)) if len(v) > 1 else 0.0
+    return f"{statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f}), {statistics.mean(v):.3f} ± {se:.3f}"
+
+
+print("| variant | runs | " + " | ".join(f"{k}: median (min-max), mean ± s.e. s" for k in keys) + " |")
+print("|---|---|" + "---|" * len(keys))
 for name, ph in phases.items():
-    cells = []
-    for k in ("fill", "scan"):
-        v = ph.get(k, [])
-        cells.append(f"{statistics.median(v):.3f} ({min(v):.3f}-{max(v):.3f})" if v else "")
-    print(f"| {name} | {len(ph.get('fill', []))} | " + " | ".join(cells) + " |")
+    print(f"| {name} | {len(ph['total'])} | " + " | ".join(cell(ph.get(k, [])) for k in keys) + " |")
 EOF

@@ -16,8 +16,11 @@ static void disarm(struct agent *a)
 	a->c.disarms++;
 	a->state_dirty = true;
 	if (a->verbose)
-		fprintf(stderr, "leap-agent: fault hooks off (%llu of them seen while on)\n",
-			(unsigned long long)a->c.swap_faults);
+		fprintf(stderr,
+			"leap-agent: fault hooks off after %llu ms: %llu device page-ins "
+			"and hits of followed targets\n",
+			(unsigned long long)((mono_ns() - a->armed_ns) / 1000000),
+			(unsigned long long)a->armed_keeps);
 }
 
 /*
@@ -89,8 +92,9 @@ void hooks_arm(struct agent *a, const struct leap_event *ev)
 	a->c.arms++;
 	if (a->verbose)
 		fprintf(stderr, "leap-agent: fault hooks on (swap reads of pid %u)\n", ev->tgid);
-	a->keep_win_ns = mono_ns();
+	a->keep_win_ns = a->armed_ns = mono_ns();
 	a->keep_win_reads = 0;
+	a->armed_keeps = 0;
 	/* From the first swap read that asked to the hooks' attach: the
 	 * faults of that span go unseen. */
 	if (a->keep_win_ns - a->arm_win_ns > a->arm_latency_max_ns)
@@ -106,8 +110,10 @@ void hooks_arm(struct agent *a, const struct leap_event *ev)
 void hooks_note_event(struct agent *a, const struct leap_event *ev)
 {
 	if (((ev->flags & LEAP_EV_MAJOR) && (ev->flags & LEAP_EV_SWAPIN_IO)) ||
-	    (ev->flags & LEAP_EV_PREFETCHED))
+	    (ev->flags & LEAP_EV_PREFETCHED)) {
 		a->keep_win_reads++;
+		a->armed_keeps++;
+	}
 }
 
 /*
