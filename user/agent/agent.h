@@ -160,8 +160,8 @@ struct agent {
 	uint32_t arm_win_reads;
 	uint64_t keep_win_ns;
 	uint32_t keep_win_reads;
-	uint64_t armed_ns;    /* when the hooks came on */
-	uint64_t armed_keeps; /* device page-ins and hits seen since */
+	uint64_t armed_ns;	     /* when the hooks came on */
+	uint64_t armed_keeps;	     /* device page-ins and hits seen since */
 	uint64_t arm_latency_max_ns; /* the longest swap read to attach */
 };
 

@@ -91,7 +91,8 @@ void hooks_arm(struct agent *a, const struct leap_event *ev)
 	}
 	a->c.arms++;
 	if (a->verbose)
-		fprintf(stderr, "leap-agent: fault hooks on (swap reads of pid %u)\n", ev->tgid);
+		fprintf(stderr, "leap-agent: fault hooks on (swap reads of pid %u)\n",
+			ev->tgid);
 	a->keep_win_ns = a->armed_ns = mono_ns();
 	a->keep_win_reads = 0;
 	a->armed_keeps = 0;
