@@ -429,12 +429,23 @@ h1=$(ctl_stat s hits)
 [ $((h1 - h0)) -gt 50 ]
 t $? "prefetch-cache hits during the run: $((h1 - h0)) ($(cat "$tmp/oracle.out"))"
 
-# r = 2: B killed in the middle of a run.
-start_wl stride:16 kill
-sleep 3
-kill -KILL "$B_pid"
-wait "$wl_pid"
-rc=$?
+# r = 2: B killed in the middle of a run.  While leap-swapd fails over,
+# swap-out stalls, and reclaim in a memcg at its limit can fail: the
+# workload OOM-killed by its memcg (exit 137, memory.events oom_kill; seen
+# once in CI, 6.1) proves nothing either way and is not counted: B is
+# restarted and the run done again, at most three times.
+for ((try = 1; try <= 3; try++)); do
+	start_wl stride:16 kill
+	sleep 3
+	kill -KILL "$B_pid"
+	wait "$wl_pid"
+	rc=$?
+	oom=$(awk '$1 == "oom_kill" {print $2}' "/sys/fs/cgroup/leaprdma$cg/memory.events" 2>/dev/null)
+	{ [ "$rc" = 137 ] && [ "${oom:-0}" -gt 0 ] && [ $try -lt 3 ]; } || break
+	note "try $try: the workload was OOM-killed by its memcg while B was down (oom_kill $oom): not counted; B restarted, run again"
+	start_memd B rdma "$B_addr" || break
+done
+[ "$rc" = 137 ] && [ "${oom:-0}" -gt 0 ] && note "OOM-killed by its memcg in $try tries in a row"
 t $rc "stride:16 with leap-memd B SIGKILLed mid-run (r = 2): exit $rc, data intact" ||
 	note "$(cat "$tmp/wl-kill.err")"
 note "$(grep -v warning "$tmp/swapds.log" | tail -4)"
