@@ -447,7 +447,7 @@ for ((try = 1; try <= 3; try++)); do
 done
 [ "$rc" = 137 ] && [ "${oom:-0}" -gt 0 ] && note "OOM-killed by its memcg in $try tries in a row"
 t $rc "stride:16 with leap-memd B SIGKILLed mid-run (r = 2): exit $rc, data intact" ||
-	note "$(cat "$tmp/wl-kill.err")"
+	note "$(cat "$tmp/wl-kill.err") (memcg oom_kill ${oom:-?}; kernel: $(dmesg | tail -n 5 | tr '\n' ';'))"
 note "$(grep -v warning "$tmp/swapds.log" | tail -4)"
 
 # B comes back empty on the same address; leap-swapd refills it; A dies;
