@@ -443,7 +443,7 @@ for ((try = 1; try <= 3; try++)); do
 	oom=$(awk '$1 == "oom_kill" {print $2}' "/sys/fs/cgroup/leaprdma$cg/memory.events" 2>/dev/null)
 	{ [ "$rc" = 137 ] && [ "${oom:-0}" -gt 0 ] && [ $try -lt 3 ]; } || break
 	note "try $try: the workload was OOM-killed by its memcg while B was down (oom_kill $oom): not counted; B restarted, run again"
-	start_memd B rdma "$B_addr" || break
+	start_memd B rdma "$B_addr" || { note "leap-memd B did not restart: $(tail -n 2 "$tmp/B.log")"; break; }
 done
 [ "$rc" = 137 ] && [ "${oom:-0}" -gt 0 ] && note "OOM-killed by its memcg in $try tries in a row"
 t $rc "stride:16 with leap-memd B SIGKILLed mid-run (r = 2): exit $rc, data intact" ||

@@ -766,7 +766,7 @@ void agent_tick(struct agent *a, uint64_t now_ns)
 			cost_apply(a, t);
 	}
 	/* The idle disarm is the event loop's, at every wake-up
-	 * (agent_disarm_if_idle()). */
+	 * (hooks_disarm_if_idle()). */
 	hooks_follow_targets(a);
 	a->ra_pages = kernel_ra_pages();
 	targets_tick(a);

@@ -122,7 +122,7 @@ void hooks_note_event(struct agent *a, const struct leap_event *ev)
  * AGENT_KEEP_READS times in AGENT_DISARM_NS: the fault hooks come off (at
  * once when nobody is followed).
  */
-void agent_disarm_if_idle(struct agent *a, uint64_t now_ns)
+void hooks_disarm_if_idle(struct agent *a, uint64_t now_ns)
 {
 	if (leap_observer_armed(a->obs) != 1)
 		return;
@@ -138,7 +138,7 @@ void agent_disarm_if_idle(struct agent *a, uint64_t now_ns)
 	a->keep_win_reads = 0;
 }
 
-const char *agent_fault_hooks(const struct agent *a)
+const char *hooks_state(const struct agent *a)
 {
 	switch (leap_observer_armed(a->obs)) {
 	case 1:

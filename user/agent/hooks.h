@@ -51,10 +51,10 @@ void hooks_note_event(struct agent *a, const struct leap_event *ev);
 void hooks_follow_targets(struct agent *a);
 /* The fault hooks off when no target reads its swap device (see
  * AGENT_DISARM_NS); cheap, for every wake-up of the event loop. */
-void agent_disarm_if_idle(struct agent *a, uint64_t now_ns);
+void hooks_disarm_if_idle(struct agent *a, uint64_t now_ns);
 /* The fault hooks' state, for people: "always on" (fentry, or arming
  * off), "armed", "off until a target swaps in", or off while no target
  * is followed (each stands down or is off). */
-const char *agent_fault_hooks(const struct agent *a);
+const char *hooks_state(const struct agent *a);
 
 #endif

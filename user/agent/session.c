@@ -314,7 +314,7 @@ void session_loop(struct session *s, pid_t child, int *child_status)
 			got_reload = 0;
 			reload(s);
 		}
-		agent_disarm_if_idle(a, mono_ns());
+		hooks_disarm_if_idle(a, mono_ns());
 		/* A target stood down or came back, the hooks came on or off:
 		 * status shows it now, not at the next tick. */
 		if (a->state_dirty)

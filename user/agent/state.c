@@ -174,7 +174,7 @@ void state_write(struct agent *a, const char *caps)
 			       json_object_new_boolean(agent_pushes_only(a)));
 	json_object_object_add(o, STATE_CAPS, json_object_new_string(caps ? caps : ""));
 	json_object_object_add(o, STATE_FAULT_HOOKS,
-			       json_object_new_string(agent_fault_hooks(a)));
+			       json_object_new_string(hooks_state(a)));
 	if (a->be)
 		json_object_object_add(o, STATE_BACKEND_SOCKET,
 				       json_object_new_string(a->be->path));

@@ -25,7 +25,7 @@
 #define STATE_PREFETCH_REASON "prefetch_reason" /* why prefetching is off */
 #define STATE_PUSHES_ONLY     "pushes_only"	/* agent_pushes_only() */
 #define STATE_CAPS	      "capabilities"
-#define STATE_FAULT_HOOKS     "fault_hooks" /* agent_fault_hooks() */
+#define STATE_FAULT_HOOKS     "fault_hooks" /* hooks_state() */
 #define STATE_BACKEND_SOCKET  "backend_socket"
 #define STATE_TARGETS	      "targets"	 /* array of targets */
 #define STATE_AGENT	      "agent"	 /* counters.h, CPU times, BPF program stats */
