@@ -17,6 +17,14 @@
 #    find zero-filled swap entries, which the kernel fills without I/O: it
 #    is left to the kernel's readahead too (zero_filled_misses; kernels
 #    that count SWPIN_ZERO per memcg, ~6.14 on, on the tracepoint path).
+# Every row keeps the fault hooks on throughout (--fault-hooks always):
+# the checks are about what the agent does with the misses it sees, not
+# about when it sees them (arming.t). Armed by device reads (hooks.h), the
+# hooks see a fill only while its neighbours read the device, which some
+# runs never do: 23 of Perl's zero-filled misses seen in one run of six
+# here (910-3,220 in the others) and too few in a CI run, 2 of CPython's
+# backward-scan fill in one of six (2026-11-28), each failing its fill's
+# checks; with the hooks on, every miss of the fill is seen.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -38,7 +46,8 @@ run()
 	local -a prog=("$PY" "$root/tools/real/pyscan.py" 128 "$pat") hook=()
 	# SWPIN_ZERO reaches the agent on the tracepoint path only.
 	[ "$pat" = perl ] && prog=(perl "$root/tools/real/perlscan.pl" 128 8) hook=(--hook tracepoint)
-	run_unless_oom "$tmp/$name.out" "$tmp/$name.err" "$AGENT" run --policy leap "${hook[@]}" "$@" \
+	run_unless_oom "$tmp/$name.out" "$tmp/$name.err" "$AGENT" run --policy leap "${hook[@]}" \
+		--fault-hooks always "$@" \
 		--kernel-readahead "$ra" --memory-limit 64M --json "$tmp/$name.json" -- \
 		"${prog[@]}"
 	is "$?" 0 "$name: the program ran to completion under leap-agent"
@@ -56,9 +65,8 @@ printf '[default]\nstand_down = never\n' >"$tmp/never.conf"
 for pat in seq reverse; do
 	run "$pat" keep "$pat"
 	run "$pat-defer" defer "$pat" --config "$tmp/never.conf"
-	# The hooks see a fill only while it reads the device (agent.h
-	# AGENT_DISARM_NS): 964-2,024 of its misses held here (2026-11-27).
-	cmp_ok "$(val "$pat" held_for_kernel_readahead)" '>' 200 \
+	# 4,069-4,078 of the fill's misses held (six runs, 2026-11-28).
+	cmp_ok "$(val "$pat" held_for_kernel_readahead)" '>' 2000 \
 		"$pat: the fill (a write stream) was left to the kernel's readahead"
 	cmp_ok "$(val "$pat" windows_beyond_kernel_readahead)" '>' 10 \
 		"$pat: the scan (a read stream) got windows past the kernel's"
@@ -90,16 +98,14 @@ cmp_ok "$(($(reads reverse) * 100))" '<' "$(($(reads reverse-defer) * 75))" \
 
 # The pages the fill went past are made cold while the fault hooks see
 # the fill, not the scans' (read streams); with --cold-behind 0 none are.
-# The hooks come off for the stretches of the fill that read no device
-# (zero-filled entries, hooks.h AGENT_DISARM_NS): 7,428-24,841 of the
-# 32,768 pages made cold (2026-11-27/28), against 32,512 with the hooks on
-# throughout before.
+# With the hooks on throughout, 32,256-32,278 of the 32,768 pages in six
+# runs of every row (2026-11-28).
 # The defer rows too: their scans miss on every page, and the fill left
 # every 256th page zero, which the kernel's readahead around a scan miss
 # meets (SWPIN_ZERO); such misses read the device as well and are no
 # fill's (they had made 49,154-64,535 pages cold, the scan's with them).
 for pat in seq reverse seq-defer reverse-defer; do
-	cmp_ok "$(val "$pat" cold_behind_pages)" '>' 4000 \
+	cmp_ok "$(val "$pat" cold_behind_pages)" '>' 30000 \
 		"$pat: the pages behind the fill were made cold"
 	cmp_ok "$(val "$pat" cold_behind_pages)" '<' 34000 \
 		"$pat: ... and not those behind the scan ($(val "$pat" cold_behind_pages))"
@@ -111,16 +117,15 @@ is "$(val seq-warm cold_behind_pages)" 0 "seq, --cold-behind 0: no page made col
 # all have the count_memcg_events tracepoint (~6.13).
 if grep -q '^swpin_zero ' /proc/vmstat && command -v perl >/dev/null; then
 	run perl keep perl
-	# Seen while the hooks are on (the fill's zero-filled stretches keep
-	# them on no longer): 968-1,824 in runs of 2026-11-27.
-	cmp_ok "$(val perl zero_filled_misses)" '>' 200 \
+	# One miss per 8 pages (page-cluster 3): 4,114-4,129 in six runs.
+	cmp_ok "$(val perl zero_filled_misses)" '>' 2000 \
 		"perl: the fill's misses found zero-filled swap entries"
-	cmp_ok "$(val perl held_for_kernel_readahead)" '>' 200 \
+	cmp_ok "$(val perl held_for_kernel_readahead)" '>' 2000 \
 		"perl: the fill (a read stream over zero-filled entries) was left to the kernel's readahead"
-	# Measured: 2-6 windows past the kernel's (5,300-5,600 per 256 MiB run before).
+	# Measured: 4-8 windows past the kernel's (5,300-5,600 per 256 MiB run before).
 	cmp_ok "$(val perl windows_beyond_kernel_readahead)" '<' 50 \
 		"perl: (almost) no window past the kernel's readahead"
-	cmp_ok "$(val perl cold_behind_pages)" '>' 4000 \
+	cmp_ok "$(val perl cold_behind_pages)" '>' 30000 \
 		"perl: the pages behind its fill were made cold"
 else
 	for c in "perl ran" "perl read back" "perl zero-filled misses" "perl fill held" "perl no window past the kernel's" "perl fill made cold"; do
