@@ -46,7 +46,7 @@ run()
 	is "$?" 0 "$name: the program ran to completion" || diag "$(cat "$tmp/$name.err")"
 	like "$(cat "$tmp/$name.out")" '"bad": 0' "$name: every page read back had the value the fill wrote"
 	diag "$name: $(jq -c '{wall_s, workers, prefetched, hits, windows_queued, windows_issued,
-		windows_coalesced, windows_stale, windows_overflow, pages_over_budget}' "$tmp/$name.json")"
+		windows_coalesced, windows_stale, windows_overflow, pages_over_budget, cold_behind_pages}' "$tmp/$name.json")"
 }
 val() { jq -r ".$2" "$tmp/$1.json"; }
 
@@ -57,7 +57,11 @@ run default
 is "$(val default workers)" "$want" "no --workers, no config: $want workers on $cpus CPUs"
 
 printf '[agent]\nworkers = 2\n' >"$tmp/two.conf"
-run two --config "$tmp/two.conf"
+# The fault hooks on throughout: armed by device reads (hooks.h), they see
+# the fill, whose pages are made cold, only while its neighbours read the
+# device, which some runs hardly do (7,424 and 7,682 pages made cold in
+# two of six runs here, 14,086-27,150 in the others; 2026-11-28).
+run two --config "$tmp/two.conf" --fault-hooks always
 is "$(val two workers)" 2 "[agent] workers = 2 starts two workers"
 cmp_ok "$(val two windows_issued)" '>' 100 "windows were issued by the workers"
 cmp_ok "$(val two windows_queued)" '>=' "$(val two windows_issued)" "... each one queued first"
@@ -71,7 +75,7 @@ cmp_ok "$pf" '>' 3000 "thousands of pages prefetched"
 cmp_ok "$(($(val two hits) * 100))" '>' "$((pf * 50))" "most of them hit (> 50%)"
 # The fill (a write stream the kernel's readahead serves) hands the pages
 # it went past to the workers for MADV_COLD, behind its windows.
-cmp_ok "$(val two cold_behind_pages)" '>' 10000 "the workers made the pages behind the fill cold"
+cmp_ok "$(val two cold_behind_pages)" '>' 30000 "the workers made the pages behind the fill cold (32,264-32,272 of 32,768 in six runs)"
 
 run zero --config "$tmp/two.conf" --workers 0
 is "$(val zero workers)" 0 "--workers 0 overrides the config"
