@@ -28,6 +28,9 @@ struct leap_fault {
 	/* A fill's miss: a write fault (read-modify-write stream) or one that
 	 * found zero-filled swap entries (a fill that reads each page first). */
 	bool fill;
+	/* A read miss in shared memory: a stream the kernel's readahead serves
+	 * there is held like a fill (decide.c says why). */
+	bool shmem;
 };
 
 /* How the agent decides, the same for every fault of a target. */

@@ -173,6 +173,46 @@ static void test_served_fill_held_and_cold(void **state)
 	assert_int_equal(r.plan.ra_gap, 8);
 }
 
+/*
+ * A read stream in shared memory: served, it is held as a fill is, with
+ * nothing made cold (it is not done with its pages); not served (a stride
+ * past the kernel's reach), it gets windows as in private memory.
+ */
+static void test_shmem_read_stream(void **state)
+{
+	static struct rig r;
+	uint64_t pt = 40000;
+	uint32_t windows = 0;
+	(void)state;
+
+	rig_init(&r, 8);
+	r.cfg.cold_behind = 64;
+	r.cfg.cold_chunk = 16;
+	fact.answer = true;
+	for (int i = 0; i < 30; i++, pt += 8) {
+		struct leap_fault f = {.page = pt, .shmem = true};
+
+		leap_decide(&r.s, &r.p, &r.cfg, &f, fake_mapped, NULL, r.out,
+			    LEAP_PW_LIMIT, &r.plan);
+		if (i > 0) {
+			assert_int_equal(r.plan.ra_gap, 8);
+			assert_true(r.plan.hold);
+		}
+		assert_int_equal(r.plan.cold_n, 0);
+	}
+
+	rig_init(&r, 8);
+	fact.answer = false;
+	for (int i = 0; i < 20; i++, pt += 16) {
+		struct leap_fault f = {.page = pt, .shmem = true};
+
+		windows += leap_decide(&r.s, &r.p, &r.cfg, &f, fake_mapped, NULL, r.out,
+				       LEAP_PW_LIMIT, &r.plan) > 0;
+		assert_false(r.plan.hold);
+	}
+	assert_true(windows > 10);
+}
+
 /* An unmapped gap is a real stride of 8: asked every time, windows out. */
 static void test_unmapped_gap_is_a_stride(void **state)
 {
@@ -240,6 +280,7 @@ int main(void)
 		cmocka_unit_test(test_wide_stride_is_the_engines),
 		cmocka_unit_test(test_served_read_stream_goes_beyond),
 		cmocka_unit_test(test_served_fill_held_and_cold),
+		cmocka_unit_test(test_shmem_read_stream),
 		cmocka_unit_test(test_unmapped_gap_is_a_stride),
 		cmocka_unit_test(test_hits_readahead_off_and_late),
 	};

@@ -684,12 +684,16 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	s = leap_table_get(&a->streams, &key, t->policy.params.hsize, ev->ts_ns);
 
 	/* Decide (leap_decide(): no I/O but the gap question it asks) ... */
+	decide_cfg(a, t, &cfg);
 	f = (struct leap_fault){.page = page,
 				.hit = hit,
 				.late = (ev->flags & LEAP_EV_MAJOR) && ours,
 				.wasted = ev->flags & LEAP_EV_WASTED,
 				.fill = fill_miss(ev)};
-	decide_cfg(a, t, &cfg);
+	/* Asked only where the answer can change the plan: a read miss of a
+	 * stream that may be held (the mappings are cached, vmas.h). */
+	f.shmem = !hit && !f.fill && cfg.follow_kernel_ra && !cfg.hold_all &&
+		  !cfg.hold_none && prefetch_in_shmem(&a->pf, ev->tgid, page);
 	gq = (struct gap_query){.a = a, .tgid = ev->tgid};
 	leap_decide(s, &t->policy.params, &cfg, &f, gap_mapped, &gq, cands, LEAP_PW_LIMIT,
 		    &plan);

@@ -533,15 +533,28 @@ static struct prefetch_proc *request_begin(struct prefetcher *p, uint32_t tgid,
  * agent ~210 us an event in /proc/PID/maps and node-gc ran 0.93x of Linux's readahead
  * (2026-11-27).
  */
-static bool window_in_shmem(struct prefetcher *p, struct prefetch_proc *pr, uint64_t page)
+static bool proc_page_in_shmem(struct prefetch_proc *pr, uint64_t page)
 {
 	if (!pr->vmas)
 		pr->vmas = calloc(1, sizeof(*pr->vmas));
-	if (!pr->vmas ||
-	    vmas_shmem(pr->vmas, pr->tgid, page, clock_ns(CLOCK_MONOTONIC)) != 1)
+	return pr->vmas &&
+	       vmas_shmem(pr->vmas, pr->tgid, page, clock_ns(CLOCK_MONOTONIC)) == 1;
+}
+
+static bool window_in_shmem(struct prefetcher *p, struct prefetch_proc *pr, uint64_t page)
+{
+	if (!proc_page_in_shmem(pr, page))
 		return false;
 	p->stats.shmem_windows++;
 	return true;
+}
+
+bool prefetch_in_shmem(struct prefetcher *p, uint32_t tgid, uint64_t page)
+{
+	int err = 0;
+	struct prefetch_proc *pr = proc_get(p, tgid, &err);
+
+	return pr && proc_page_in_shmem(pr, page);
 }
 
 int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n,

@@ -146,6 +146,12 @@ uint32_t prefetch_count_mapped(struct prefetcher *p, uint32_t tgid, uint64_t fir
  * kernel refuses MADV_COLD through process_madvise, < 5.10).
  */
 int prefetch_cold(struct prefetcher *p, uint32_t tgid, uint64_t first, uint32_t n);
+/*
+ * Whether page of tgid lies in a shared-memory mapping (shmem: MAP_SHARED |
+ * MAP_ANONYMOUS, memfd, SysV shm, tmpfs), from the process's mappings as
+ * the windows read them (vmas.h); false when unknown.
+ */
+bool prefetch_in_shmem(struct prefetcher *p, uint32_t tgid, uint64_t page);
 /* Forgets a process (it exited). */
 void prefetch_forget(struct prefetcher *p, uint32_t tgid);
 /* Whether this kernel accepts process_madvise(MADV_WILLNEED): 1 yes, 0 no. */

@@ -64,9 +64,14 @@ uint32_t leap_decide(struct leap_stream *s, const struct leap_params *p,
 		plan->ra_gap = served_gap(s, cfg, f->page, mapped, ctx, &plan->asked);
 		/* A served fill gets no window of ours (the agent's
 		 * decide_cfg() says why); a read stream's goes out past the
-		 * kernel's, unless every served stream is held. */
-		plan->hold =
-			plan->ra_gap && !cfg->hold_none && (cfg->hold_all || f->fill);
+		 * kernel's, unless every served stream is held, or it reads
+		 * shared memory: there windows past the kernel's readahead made
+		 * CPython's sequential scan of shmem slower than the kernel
+		 * alone in every run (scan 0.67-0.87x, its process_madvise
+		 * reaction p99 ~90 ms, 2026-11-28, docs/bench-real.md), while
+		 * the same windows over private memory gained 1.1-1.4x. */
+		plan->hold = plan->ra_gap && !cfg->hold_none &&
+			     (cfg->hold_all || f->fill || f->shmem);
 		if (plan->ra_gap && f->fill && cfg->cold_behind)
 			plan->cold_n = leap_behind_advance(
 				&s->behind, f->page, f->page > prev ? 1 : -1,
