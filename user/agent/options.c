@@ -26,8 +26,8 @@ static const struct argp_option common_opts[] = {
 	{"ringbuf-kb", OPT_RINGBUF, "KB", 0, "BPF ring buffer size (power of two)", 0},
 	{"kernel-readahead", OPT_KERNEL_RA, "keep|defer|off", 0,
 	 "keep: Linux's swap readahead stays on; Leap leaves the streams it serves to it "
-	 "when they write or find zero-filled swap entries, and prefetches past it on "
-	 "other read streams.  defer: Leap leaves every "
+	 "when they write, find zero-filled swap entries or read shared memory, and "
+	 "prefetches past it on other read streams.  defer: Leap leaves every "
 	 "stream it serves to it.  off: set vm.page-cluster=0 while running so Leap "
 	 "alone prefetches (restored at exit).  Default: keep",
 	 0},
