@@ -46,12 +46,15 @@ static void rig_init(struct rig *r, uint32_t ra_pages)
 					  .kra_trust = 3};
 }
 
+static uint32_t decide(struct rig *r, const struct leap_fault *f)
+{
+	return leap_decide(&r->s, &r->p, &r->cfg, f, fake_mapped, NULL, r->out,
+			   LEAP_PW_LIMIT, &r->plan);
+}
+
 static uint32_t miss(struct rig *r, uint64_t page, bool fill)
 {
-	struct leap_fault f = {.page = page, .fill = fill};
-
-	return leap_decide(&r->s, &r->p, &r->cfg, &f, fake_mapped, NULL, r->out,
-			   LEAP_PW_LIMIT, &r->plan);
+	return decide(r, &(struct leap_fault){.page = page, .fill = fill});
 }
 
 /*
@@ -190,10 +193,7 @@ static void test_shmem_read_stream(void **state)
 	r.cfg.cold_chunk = 16;
 	fact.answer = true;
 	for (int i = 0; i < 30; i++, pt += 8) {
-		struct leap_fault f = {.page = pt, .shmem = true};
-
-		leap_decide(&r.s, &r.p, &r.cfg, &f, fake_mapped, NULL, r.out,
-			    LEAP_PW_LIMIT, &r.plan);
+		decide(&r, &(struct leap_fault){.page = pt, .shmem = true});
 		if (i > 0) {
 			assert_int_equal(r.plan.ra_gap, 8);
 			assert_true(r.plan.hold);
@@ -204,10 +204,8 @@ static void test_shmem_read_stream(void **state)
 	rig_init(&r, 8);
 	fact.answer = false;
 	for (int i = 0; i < 20; i++, pt += 16) {
-		struct leap_fault f = {.page = pt, .shmem = true};
-
-		windows += leap_decide(&r.s, &r.p, &r.cfg, &f, fake_mapped, NULL, r.out,
-				       LEAP_PW_LIMIT, &r.plan) > 0;
+		windows +=
+			decide(&r, &(struct leap_fault){.page = pt, .shmem = true}) > 0;
 		assert_false(r.plan.hold);
 	}
 	assert_true(windows > 10);
