@@ -67,9 +67,9 @@ uint32_t leap_decide(struct leap_stream *s, const struct leap_params *p,
 		 * kernel's, unless every served stream is held, or it reads
 		 * shared memory: there windows past the kernel's readahead made
 		 * CPython's sequential scan of shmem slower than the kernel
-		 * alone in every run (scan 0.67-0.87x, its process_madvise
-		 * reaction p99 ~90 ms, 2026-11-28, docs/bench-real.md), while
-		 * the same windows over private memory gained 1.1-1.4x. */
+		 * alone in every run (scan 0.67-0.87x, 2026-11-28,
+		 * docs/bench-real.md; why was not found), while the same
+		 * windows over private memory gained 1.1-1.4x. */
 		plan->hold = plan->ra_gap && !cfg->hold_none &&
 			     (cfg->hold_all || f->fill || f->shmem);
 		if (plan->ra_gap && f->fill && cfg->cold_behind)
