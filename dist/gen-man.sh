@@ -21,7 +21,7 @@ cp "$inc" "$tmp/include"
 if [ "$name" = leap-agent ]; then
 	{
 		echo "[COMMANDS]"
-		for cmd in attach run stats status; do
+		for cmd in attach run replay stats status; do
 			echo ".SS \"leap-agent $cmd\""
 			echo ".nf"
 			# Preformatted; \& keeps a leading . or ' from being a request.

@@ -5,11 +5,12 @@ AGENT_OBJS := $(patsubst user/agent/%.c,$(OUTPUT)/agent/%.o,$(AGENT_SRCS))
 
 UNIT_SRC_test_config := user/agent/config.c
 UNIT_LIBS_test_config := -linih
-UNIT_SRC_test_prefetch := user/agent/prefetch.c user/agent/pagemap.c user/agent/vmas.c
+UNIT_SRC_test_prefetch := user/agent/prefetch.c user/agent/pagemap.c user/agent/vmas.c \
+	user/agent/procs.c
 UNIT_LIBS_test_prefetch = $(LIBBPF_LIBS)
 UNIT_SRC_test_vmas := user/agent/vmas.c
 UNIT_SRC_test_issuer := user/agent/issuer.c user/agent/prefetch.c user/agent/pagemap.c \
-	user/agent/vmas.c
+	user/agent/vmas.c user/agent/procs.c
 UNIT_LIBS_test_issuer = -Iuser/agent -Iuser $(LIBBPF_LIBS) -pthread
 
 AGENT_CFLAGS = $(OBSERVER_CFLAGS) -Iuser -Iuser/agent
@@ -23,7 +24,7 @@ $(BIN)/leap-agent: user/leap-agent.c $(AGENT_OBJS) $(OBSERVER_OBJS) $(LIBLEAP) \
 		$(wildcard user/agent/*.h) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(AGENT_CFLAGS) $< $(AGENT_OBJS) $(OBSERVER_OBJS) -o $@ -pthread \
-		$(LIBLEAP) $(OBSERVER_LIBS) -linih -ljson-c -lcap
+		$(LIBLEAP) $(OBSERVER_LIBS) -linih -ljson-c -lcap -lz
 
 ALL_BINS += $(BIN)/leap-agent
 

@@ -18,7 +18,7 @@ BPF_SKEL := $(OUTPUT)/leap_observer.skel.h
 BPF_HDRS := $(wildcard bpf/*.h) include/leap_event.h vmlinux/$(ARCH)/vmlinux.h
 
 OBSERVER_CFLAGS := $(LIBBPF_CFLAGS) -Iuser -Ibpf
-OBSERVER_OBJS := $(OUTPUT)/observer.o
+OBSERVER_OBJS := $(OUTPUT)/observer.o $(OUTPUT)/observer_maps.o
 OBSERVER_LIBS := $(LIBBPF_LIBS)
 
 $(BPF_OBJ): bpf/leap_observer.bpf.c $(BPF_HDRS) | $(DEPS_STAMP)
@@ -30,6 +30,10 @@ $(BPF_SKEL): $(BPF_OBJ)
 	@mv $@.tmp $@
 
 $(OUTPUT)/observer.o: user/observer.c user/observer.h $(BPF_SKEL) $(BPF_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(OBSERVER_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/observer_maps.o: user/observer_maps.c user/observer.h $(BPF_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(OBSERVER_CFLAGS) -c $< -o $@
 

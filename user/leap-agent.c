@@ -20,6 +20,7 @@ static const struct command {
 } commands[] = {
 	{"attach", do_attach, "watch cgroups or processes and prefetch for them"},
 	{"run", do_run, "run a command in a memory-limited cgroup under a policy"},
+	{"replay", do_replay, "run the decisions of a recording (--record) again"},
 	{"stats", do_stats, "live per-cgroup counters"},
 	{"status", do_status, "kernel features found and the running agent"},
 };

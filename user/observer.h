@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <linux/types.h>
 
@@ -220,6 +221,46 @@ struct leap_issued_slot *leap_observer_issued(struct leap_observer *obs);
  * "prefetched", or a fault on it is not seen as ours
  * (include/leap_event.h). */
 __u8 *leap_observer_pf_regions(struct leap_observer *obs);
+
+/* ---- records of prefetched pages (observer_maps.c) ----------------------- */
+
+/*
+ * The prefetched-page map as the agent's threads write it: each window's
+ * pages go in before the kernel is asked for them (so a fault racing the
+ * request is still seen as ours), tagged with the window's number
+ * (LEAP_PF_WINDOW_SHIFT) and their look-ahead marker; pages the kernel
+ * refused come back out.  One leap_record program run per window where
+ * the kernel runs syscall programs (5.14+), else map updates.  Safe to
+ * use from several threads.
+ */
+struct leap_records;
+
+/* NULL when out of memory. */
+struct leap_records *leap_records_open(const struct leap_observer *obs);
+void leap_records_close(struct leap_records *r);
+/* Records pages[0..n) of tgid (n <= LEAP_RECORD_MAX); how many could not
+ * be (the map full); *by_program: one leap_record run did it. */
+uint32_t leap_records_add(struct leap_records *r, uint32_t tgid, const uint64_t *pages,
+			  uint32_t n, uint64_t marker, uint32_t window, bool *by_program);
+/* Takes the n pages from first of tgid back out. */
+void leap_records_remove(struct leap_records *r, uint32_t tgid, uint64_t first,
+			 uint32_t n);
+
+/* ---- matched cgroups (observer_maps.c) ------------------------------------ */
+
+/*
+ * The target cgroup BPF matched leaf_id to: from leap_leaves (*in_leaves)
+ * or, when that map is full, from the per-cgroup match cache; -ENOENT if
+ * neither knows it.
+ */
+int leap_observer_leaf_target(const struct leap_observer *obs, __u64 leaf_id,
+			      __u64 *target_id, bool *in_leaves);
+/* Forgets leaf_id in both maps (BPF matches it afresh at its next fault). */
+void leap_observer_leaf_forget(const struct leap_observer *obs, __u64 leaf_id);
+/* Walks leap_leaves: the key after *prev (NULL: the first) and its value
+ * (target_id 0 when it went meanwhile); -ENOENT at the end. */
+int leap_observer_leaf_next(const struct leap_observer *obs, const __u64 *prev,
+			    __u64 *next, struct leap_leaf *leaf);
 
 /* ---- BPF program statistics, for benchmarks ---------------------------- */
 

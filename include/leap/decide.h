@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The agent's decision for one fault, as one pure step: what to fetch,
+ * One stream's decision for one fault, as one pure step: what to fetch,
  * whether the kernel's own readahead already serves the stream (hold),
- * and which pages a fill went past (to make cold).  No I/O here: the one
- * fact that needs a read (whether the pages between two misses are
- * mapped, i.e. the kernel read them ahead and the program used them) is
- * asked through a callback, and only when the stream's memory of that
- * answer (kra_gap, kra_trust) does not already give it.  The caller then
- * executes the plan: the window to the workers (which check residency and
- * issue it), the cold range to process_madvise(MADV_COLD), the hold to
- * the observer's quiet map.
+ * and which pages a fill went past (to make cold).  No I/O here: the two
+ * facts that need a read are asked through callbacks, and only when the
+ * answer can change the plan: whether the pages between two misses are
+ * mapped (the kernel read them ahead and the program used them), unless
+ * the stream's memory of that answer (kra_gap, kra_trust) already gives
+ * it; and whether a served read stream lies in shared memory.  The
+ * decision core (core.h) wraps this step with the gates and the cost
+ * model; the agent executes the plan.
  */
 #ifndef LEAP_DECIDE_H
 #define LEAP_DECIDE_H
@@ -28,9 +28,6 @@ struct leap_fault {
 	/* A fill's miss: a write fault (read-modify-write stream) or one that
 	 * found zero-filled swap entries (a fill that reads each page first). */
 	bool fill;
-	/* A read miss in shared memory: a stream the kernel's readahead serves
-	 * there is held like a fill (decide.c says why). */
-	bool shmem;
 };
 
 /* How the agent decides, the same for every fault of a target. */
@@ -53,8 +50,15 @@ struct leap_decide_cfg {
 	uint32_t kra_trust;
 };
 
-/* Whether the n pages from first are all mapped (the caller's I/O). */
-typedef bool (*leap_mapped_fn)(void *ctx, uint64_t first, uint32_t n);
+/* The facts that need the caller's I/O; a NULL function answers no. */
+struct leap_decide_facts {
+	/* Whether the n pages from first are all mapped. */
+	bool (*mapped)(void *ctx, uint64_t first, uint32_t n);
+	/* Whether page lies in shared memory: a read stream the kernel's
+	 * readahead serves there is held like a fill (decide.c says why). */
+	bool (*shmem)(void *ctx, uint64_t page);
+	void *ctx;
+};
 
 struct leap_plan {
 	uint32_t n;	     /* window pages written to out[] */
@@ -62,6 +66,7 @@ struct leap_plan {
 	uint64_t ra_gap;     /* pages the kernel's readahead served (0: none) */
 	bool hold;	     /* it serves the stream: issue nothing, n pages held */
 	bool asked;	     /* the mapped callback was called */
+	bool shmem;	     /* ... and the shmem one, which said yes */
 	uint64_t cold_first; /* pages the fill is done with: [cold_first, +cold_n) */
 	uint32_t cold_n;
 	struct leap_decision dec;
@@ -74,7 +79,7 @@ struct leap_plan {
  */
 uint32_t leap_decide(struct leap_stream *s, const struct leap_params *p,
 		     const struct leap_decide_cfg *cfg, const struct leap_fault *f,
-		     leap_mapped_fn mapped, void *ctx, uint64_t *out, uint32_t cap,
+		     const struct leap_decide_facts *facts, uint64_t *out, uint32_t cap,
 		     struct leap_plan *plan);
 
 #endif

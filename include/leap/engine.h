@@ -241,6 +241,10 @@ struct leap_stream {
 
 	struct leap_stream_stats stats;
 	uint32_t hist_capacity; /* slots of hist.delta storage */
+	/* leap_table: which stream its slot holds, unique per creation (a
+	 * slot evicted and reused holds another), for naming the stream
+	 * from another thread (core.h, struct leap_stream_ref). */
+	uint32_t gen;
 	/* bookkeeping for leap_table; opaque to callers */
 	uint64_t last_used;
 	uint32_t lru_prev, lru_next;
@@ -330,6 +334,7 @@ struct leap_table {
 	uint32_t lru_head, lru_tail; /* most / least recently used */
 	uint32_t free_head;	     /* unused streams, linked by lru_next */
 	uint64_t evictions;
+	uint32_t gens; /* streams created, for leap_stream.gen */
 };
 
 int leap_table_init(struct leap_table *t, uint32_t capacity, uint32_t hsize_max);
@@ -343,6 +348,8 @@ struct leap_stream *leap_table_get(struct leap_table *t,
 				   uint64_t now);
 struct leap_stream *leap_table_find(struct leap_table *t,
 				    const struct leap_stream_key_t *key);
+/* The slot of a stream of t, 0..capacity-1. */
+uint32_t leap_table_slot(const struct leap_table *t, const struct leap_stream *s);
 /* Drops streams idle since before now - idle; returns how many. */
 uint32_t leap_table_expire(struct leap_table *t, uint64_t now, uint64_t idle);
 /* Drops every stream of a process (it exited); returns how many. */

@@ -12,6 +12,8 @@
 static struct {
 	bool answer;
 	unsigned asked;
+	bool shmem;
+	unsigned shmem_asked;
 	uint64_t first;
 	uint32_t n;
 } fact;
@@ -24,6 +26,18 @@ static bool fake_mapped(void *ctx, uint64_t first, uint32_t n)
 	fact.n = n;
 	return fact.answer;
 }
+
+/* Shared memory, for the pages the rig says (fact.shmem). */
+static bool fake_shmem(void *ctx, uint64_t page)
+{
+	(void)ctx;
+	(void)page;
+	fact.shmem_asked++;
+	return fact.shmem;
+}
+
+static const struct leap_decide_facts facts = {.mapped = fake_mapped,
+					       .shmem = fake_shmem};
 
 struct rig {
 	int64_t storage[LEAP_HSIZE_MAX];
@@ -48,8 +62,8 @@ static void rig_init(struct rig *r, uint32_t ra_pages)
 
 static uint32_t decide(struct rig *r, const struct leap_fault *f)
 {
-	return leap_decide(&r->s, &r->p, &r->cfg, f, fake_mapped, NULL, r->out,
-			   LEAP_PW_LIMIT, &r->plan);
+	return leap_decide(&r->s, &r->p, &r->cfg, f, &facts, r->out, LEAP_PW_LIMIT,
+			   &r->plan);
 }
 
 static uint32_t miss(struct rig *r, uint64_t page, bool fill)
@@ -179,7 +193,8 @@ static void test_served_fill_held_and_cold(void **state)
 /*
  * A read stream in shared memory: served, it is held as a fill is, with
  * nothing made cold (it is not done with its pages); not served (a stride
- * past the kernel's reach), it gets windows as in private memory.
+ * past the kernel's reach), it gets windows as in private memory, and
+ * shared memory is never asked about: only a served read stream asks.
  */
 static void test_shmem_read_stream(void **state)
 {
@@ -192,23 +207,36 @@ static void test_shmem_read_stream(void **state)
 	r.cfg.cold_behind = 64;
 	r.cfg.cold_chunk = 16;
 	fact.answer = true;
+	fact.shmem = true;
 	for (int i = 0; i < 30; i++, pt += 8) {
-		decide(&r, &(struct leap_fault){.page = pt, .shmem = true});
+		miss(&r, pt, false);
 		if (i > 0) {
 			assert_int_equal(r.plan.ra_gap, 8);
 			assert_true(r.plan.hold);
+			assert_true(r.plan.shmem);
 		}
 		assert_int_equal(r.plan.cold_n, 0);
 	}
+	assert_int_equal(fact.shmem_asked, 29);
 
 	rig_init(&r, 8);
 	fact.answer = false;
+	fact.shmem = true;
 	for (int i = 0; i < 20; i++, pt += 16) {
-		windows +=
-			decide(&r, &(struct leap_fault){.page = pt, .shmem = true}) > 0;
+		windows += miss(&r, pt, false) > 0;
 		assert_false(r.plan.hold);
 	}
 	assert_true(windows > 10);
+	assert_int_equal(fact.shmem_asked, 0);
+
+	/* A served fill is held without asking. */
+	rig_init(&r, 8);
+	fact.answer = true;
+	fact.shmem = true;
+	for (int i = 0; i < 10; i++, pt += 8)
+		miss(&r, pt, true);
+	assert_true(r.plan.hold);
+	assert_int_equal(fact.shmem_asked, 0);
 }
 
 /* An unmapped gap is a real stride of 8: asked every time, windows out. */
@@ -245,8 +273,7 @@ static void test_hits_readahead_off_and_late(void **state)
 	rig_init(&r, 8);
 	fact.answer = true;
 	miss(&r, 92, false);
-	leap_decide(&r.s, &r.p, &r.cfg, &f, fake_mapped, NULL, r.out, LEAP_PW_LIMIT,
-		    &r.plan);
+	leap_decide(&r.s, &r.p, &r.cfg, &f, &facts, r.out, LEAP_PW_LIMIT, &r.plan);
 	assert_false(r.plan.kra_checked);
 	assert_int_equal(fact.asked, 0);
 
@@ -263,8 +290,8 @@ static void test_hits_readahead_off_and_late(void **state)
 		for (int i = 0; i < 6; i++, pt += 8)
 			miss(&r, pt, false);
 		f = (struct leap_fault){.page = pt, .late = true};
-		leap_decide(&r.s, &r.p, &r.cfg, &f, fake_mapped, NULL, r.out,
-			    LEAP_PW_LIMIT, &r.plan);
+		leap_decide(&r.s, &r.p, &r.cfg, &f, &facts, r.out, LEAP_PW_LIMIT,
+			    &r.plan);
 		if (lead)
 			assert_true(r.s.lead > 0);
 		else

@@ -124,6 +124,7 @@ static struct issuer *start_depth(unsigned workers, double host_rate, unsigned d
 		.like = &like,
 		.issue = fake_issue,
 		.cold = fake_cold,
+		.streams = 16,
 	};
 	struct issuer *q;
 
@@ -131,7 +132,7 @@ static struct issuer *start_depth(unsigned workers, double host_rate, unsigned d
 	fake.entered = fake.n = 0;
 	fake.shut = false;
 	pthread_mutex_unlock(&fake.lock);
-	prefetch_init(&like, -1, false);
+	prefetch_init(&like, NULL);
 	q = issuer_start(&cfg);
 	assert_non_null(q);
 	return q;
@@ -142,9 +143,12 @@ static struct issuer *start(unsigned workers, double host_rate)
 	return start_depth(workers, host_rate, 0);
 }
 
+/* The streams the windows come from (their progress: issuer_progress()). */
+static const struct leap_stream_ref stream_a = {.id = 3, .gen = 7};
+static const struct leap_stream_ref stream_b = {.id = 4, .gen = 8};
+
 static void submit(struct issuer *q, uint32_t slot, uint32_t tgid, uint64_t first,
-		   uint32_t n, int dir, const uint64_t *progress,
-		   const uint32_t *progress_tgid)
+		   uint32_t n, int dir, const struct leap_stream_ref *stream)
 {
 	static struct window_job j; /* pages[] is 8 KiB: not on the stack */
 
@@ -152,8 +156,10 @@ static void submit(struct issuer *q, uint32_t slot, uint32_t tgid, uint64_t firs
 	j.slot = slot;
 	j.tgid = tgid;
 	j.n = n;
-	j.progress = progress;
-	j.progress_tgid = progress_tgid;
+	if (stream) {
+		j.stream = *stream;
+		j.has_stream = true;
+	}
 	for (uint32_t i = 0; i < n; i++)
 		j.pages[i] = first + (uint64_t)((int64_t)i * dir);
 	j.marker = j.pages[n - 1];
@@ -162,8 +168,7 @@ static void submit(struct issuer *q, uint32_t slot, uint32_t tgid, uint64_t firs
 
 /* Queues a MADV_COLD range of n pages from first (not a window). */
 static void submit_cold(struct issuer *q, uint32_t slot, uint32_t tgid, uint64_t first,
-			uint32_t n, const uint64_t *progress,
-			const uint32_t *progress_tgid)
+			uint32_t n, const struct leap_stream_ref *stream)
 {
 	static struct window_job j;
 
@@ -173,8 +178,10 @@ static void submit_cold(struct issuer *q, uint32_t slot, uint32_t tgid, uint64_t
 	j.tgid = tgid;
 	j.n = n;
 	j.pages[0] = first;
-	j.progress = progress;
-	j.progress_tgid = progress_tgid;
+	if (stream) {
+		j.stream = *stream;
+		j.has_stream = true;
+	}
 	assert_true(issuer_submit(q, &j));
 }
 
@@ -211,12 +218,12 @@ static void test_overflow_drops_oldest_and_serves_in_turn(void **state)
 
 	q = start(1, 0);
 	gate(true);
-	submit(q, 0, 99, 5000, 4, 1, NULL, NULL); /* the call the worker is held in */
+	submit(q, 0, 99, 5000, 4, 1, NULL); /* the call the worker is held in */
 	wait_entered(1);
 	/* Distinct processes: nothing coalesces. */
 	for (uint32_t i = 0; i < ISSUER_QUEUE_MAX + extra; i++)
-		submit(q, 1, 1000 + i, 100 * i, 4, 1, NULL, NULL);
-	submit(q, 2, 2000, 7000, 4, 1, NULL, NULL);
+		submit(q, 1, 1000 + i, 100 * i, 4, 1, NULL);
+	submit(q, 2, 2000, 7000, 4, 1, NULL);
 	gate(false);
 	wait_drained(q, &c);
 
@@ -262,8 +269,8 @@ static void test_share_of_workers(void **state)
 	/* Alone: two windows (two processes), two workers in calls. */
 	q = start(2, 0);
 	gate(true);
-	submit(q, 1, 1000, 100, 4, 1, NULL, NULL);
-	submit(q, 1, 1001, 200, 4, 1, NULL, NULL);
+	submit(q, 1, 1000, 100, 4, 1, NULL);
+	submit(q, 1, 1001, 200, 4, 1, NULL);
 	wait_entered(2);
 	gate(false);
 	wait_drained(q, &c);
@@ -272,14 +279,14 @@ static void test_share_of_workers(void **state)
 	/* Target 2 made active by a cold range (which the stand-in does not
 	 * hold): target 1 gets one worker of the two. */
 	q = start(2, 0);
-	submit_cold(q, 2, 2000, 0, 1, NULL, NULL);
+	submit_cold(q, 2, 2000, 0, 1, NULL);
 	wait_drained(q, &c);
 	gate(true);
-	submit(q, 1, 1000, 100, 4, 1, NULL, NULL);
+	submit(q, 1, 1000, 100, 4, 1, NULL);
 	wait_entered(1);
-	submit(q, 1, 1001, 200, 4, 1, NULL, NULL);
+	submit(q, 1, 1001, 200, 4, 1, NULL);
 	assert_int_equal(entered_after(30), 1); /* target 1's second waits */
-	submit(q, 2, 2001, 300, 4, 1, NULL, NULL);
+	submit(q, 2, 2001, 300, 4, 1, NULL);
 	wait_entered(2); /* target 2's window: the free worker, now */
 	gate(false);
 	wait_drained(q, &c);
@@ -307,10 +314,10 @@ static void test_queue_of_one(void **state)
 
 	q = start_depth(1, 0, 1);
 	gate(true);
-	submit(q, 0, 99, 5000, 4, 1, NULL, NULL);
+	submit(q, 0, 99, 5000, 4, 1, NULL);
 	wait_entered(1);
 	for (uint32_t i = 0; i < 5; i++)
-		submit(q, 1, 1000 + i, 100 * i, 4, 1, NULL, NULL);
+		submit(q, 1, 1000 + i, 100 * i, 4, 1, NULL);
 	assert_int_equal(issuer_counters_depth(q), 1);
 	gate(false);
 	wait_drained(q, &c);
@@ -336,11 +343,11 @@ static void test_coalesce(void **state)
 
 	q = start(1, 0);
 	gate(true);
-	submit(q, 0, 99, 9000, 1, 1, NULL, NULL);
+	submit(q, 0, 99, 9000, 1, 1, NULL);
 	wait_entered(1);
-	submit(q, 1, 42, 100, 8, 1, NULL, NULL);
-	submit(q, 1, 42, 108, 8, 1, NULL, NULL);
-	submit(q, 1, 42, 116, 8, 1, NULL, NULL);
+	submit(q, 1, 42, 100, 8, 1, NULL);
+	submit(q, 1, 42, 108, 8, 1, NULL);
+	submit(q, 1, 42, 116, 8, 1, NULL);
 	gate(false);
 	wait_drained(q, &c);
 	assert_int_equal(c.coalesced, 2);
@@ -362,19 +369,18 @@ static void test_cold_range_rides_the_queue(void **state)
 {
 	struct issuer_counters c;
 	struct issuer *q;
-	uint64_t progress = 5000;
-	uint32_t progress_tgid = 42;
 	(void)state;
 
 	q = start(1, 0);
+	issuer_progress(q, stream_a, 5000);
 	issuer_set_rate(q, 1, 2); /* two pages a second: one per window */
 	gate(true);
-	submit(q, 0, 99, 9000, 1, 1, NULL, NULL);
+	submit(q, 0, 99, 9000, 1, 1, NULL);
 	wait_entered(1);
-	submit(q, 1, 42, 6000, 1, 1, &progress, &progress_tgid);
+	submit(q, 1, 42, 6000, 1, 1, &stream_a);
 	/* 1000..1255: behind the program at 5000 */
-	submit_cold(q, 1, 42, 1000, 256, &progress, &progress_tgid);
-	submit(q, 1, 42, 6001, 1, 1, &progress, &progress_tgid);
+	submit_cold(q, 1, 42, 1000, 256, &stream_a);
+	submit(q, 1, 42, 6001, 1, 1, &stream_a);
 	gate(false);
 	wait_drained(q, &c);
 
@@ -393,37 +399,69 @@ static void test_cold_range_rides_the_queue(void **state)
 }
 
 /*
- * The program faulted at page 103 while the windows waited: pages at or
+ * The stream faulted at page 103 while its windows waited: pages at or
  * behind it are trimmed (ascending and descending windows), a window all
- * behind it is dropped without a call, and another process's progress
+ * behind it is dropped without a call, and another stream's progress
  * does not count.
  */
 static void test_stale_windows_trimmed(void **state)
 {
 	struct issuer_counters c;
 	struct issuer *q;
-	uint64_t progress = 103;
-	uint32_t progress_tgid = 42;
 	(void)state;
 
 	q = start(1, 0);
+	issuer_progress(q, stream_a, 103);
+	issuer_progress(q, stream_b, 50);
 	gate(true);
-	submit(q, 0, 99, 9000, 1, 1, NULL, NULL);
+	submit(q, 0, 99, 9000, 1, 1, NULL);
 	wait_entered(1);
-	submit(q, 1, 42, 100, 8, 1, &progress, &progress_tgid); /* 100..107 */
-	submit(q, 2, 43, 90, 8, 1, &progress, &progress_tgid); /* all behind, tgid 42's */
-	submit(q, 3, 42, 106, 8, -1, &progress, &progress_tgid); /* 106..99 going down */
-	submit(q, 4, 42, 10, 8, 1, &progress, &progress_tgid);	 /* all behind */
+	submit(q, 1, 42, 100, 8, 1, &stream_a);	 /* 100..107 */
+	submit(q, 2, 43, 90, 8, 1, &stream_b);	 /* another stream: ahead of its 50 */
+	submit(q, 3, 42, 106, 8, -1, &stream_a); /* 106..99 going down */
+	submit(q, 4, 42, 10, 8, 1, &stream_a);	 /* all behind */
 	gate(false);
 	wait_drained(q, &c);
 	assert_int_equal(fake.n, 4);
 	assert_int_equal(fake.call[1].n, 4); /* 104..107 */
 	assert_int_equal(fake.call[1].first, 104);
-	assert_int_equal(fake.call[2].n, 8); /* another process: untouched */
+	assert_int_equal(fake.call[2].n, 8); /* another stream: untouched */
 	assert_int_equal(fake.call[3].n, 4); /* 102..99: still ahead, going down */
 	assert_int_equal(fake.call[3].first, 102);
 	assert_int_equal(c.stale, 1);
 	assert_int_equal(c.stale_pages, 4 + 4 + 8);
+	issuer_stop(q);
+}
+
+/*
+ * A stream's table slot evicted and taken by another stream of the same
+ * process (a thread's stream, say) while the first one's window waits:
+ * the newcomer's progress (far ahead) must not trim that window.  Before
+ * the issuer owned the progress values, workers read the stream table's
+ * last_page through a pointer, guarded by a tgid compare that the same
+ * process passes: this window was dropped whole as stale.
+ */
+static void test_reused_stream_slot(void **state)
+{
+	const struct leap_stream_ref newcomer = {.id = stream_a.id,
+						 .gen = stream_a.gen + 1};
+	struct issuer_counters c;
+	struct issuer *q;
+	(void)state;
+
+	q = start(1, 0);
+	issuer_progress(q, stream_a, 99);
+	gate(true);
+	submit(q, 0, 99, 9000, 1, 1, NULL);
+	wait_entered(1);
+	submit(q, 1, 42, 100, 8, 1, &stream_a); /* 100..107 */
+	issuer_progress(q, newcomer, 5000);
+	gate(false);
+	wait_drained(q, &c);
+	assert_int_equal(fake.n, 2);
+	assert_int_equal(fake.call[1].first, 100);
+	assert_int_equal(fake.call[1].n, 8);
+	assert_int_equal(c.stale_pages, 0);
 	issuer_stop(q);
 }
 
@@ -436,13 +474,13 @@ static void test_budget_cuts(void **state)
 
 	q = start(1, 0);
 	issuer_set_rate(q, 5, 10);
-	submit(q, 5, 42, 100, 32, 1, NULL, NULL);
+	submit(q, 5, 42, 100, 32, 1, NULL);
 	wait_drained(q, &c);
 	assert_int_equal(fake.n, 1);
 	assert_true(fake.call[0].n >= 10 && fake.call[0].n <= 11);
 	assert_int_equal(c.budget_pages, 32 - fake.call[0].n);
 	/* Another target is not held to it. */
-	submit(q, 6, 43, 100, 32, 1, NULL, NULL);
+	submit(q, 6, 43, 100, 32, 1, NULL);
 	wait_drained(q, &c);
 	assert_int_equal(fake.call[1].n, 32);
 	issuer_stop(q);
@@ -465,11 +503,11 @@ static void test_stop_discards_queued(void **state)
 
 	q = start(2, 0);
 	gate(true);
-	submit(q, 0, 99, 9000, 1, 1, NULL, NULL);
-	submit(q, 1, 98, 9000, 1, 1, NULL, NULL);
+	submit(q, 0, 99, 9000, 1, 1, NULL);
+	submit(q, 1, 98, 9000, 1, 1, NULL);
 	wait_entered(2);
 	for (uint32_t i = 0; i < 20; i++)
-		submit(q, 2 + i % 3, 1000 + i, 100, 4, 1, NULL, NULL);
+		submit(q, 2 + i % 3, 1000 + i, 100, 4, 1, NULL);
 	assert_int_equal(pthread_create(&t, NULL, open_gate_later, NULL), 0);
 	issuer_stop(q); /* discards, then joins the two held workers */
 	pthread_join(t, NULL);
@@ -485,6 +523,7 @@ int main(void)
 		cmocka_unit_test(test_coalesce),
 		cmocka_unit_test(test_cold_range_rides_the_queue),
 		cmocka_unit_test(test_stale_windows_trimmed),
+		cmocka_unit_test(test_reused_stream_slot),
 		cmocka_unit_test(test_budget_cuts),
 		cmocka_unit_test(test_stop_discards_queued),
 	};

@@ -62,7 +62,7 @@ static void test_holes_and_merging(void **state)
 	}
 	pages[8] = base + 5;
 	pages[9] = base + 2; /* duplicate */
-	prefetch_init(&p, -1, false);
+	prefetch_init(&p, procs_new(false));
 	rc = prefetch_pages(&p, (uint32_t)getpid(), pages, 10, UINT64_MAX);
 	assert_int_equal(rc, 8);
 	assert_int_equal(p.stats.holes, 1);
@@ -70,8 +70,8 @@ static void test_holes_and_merging(void **state)
 	assert_true(p.stats.willneed.calls >= 2);
 
 	/* With the pagemap filter, resident pages are not prefetched at all. */
-	prefetch_close(&p);
-	prefetch_init(&p, -1, true);
+	procs_free(p.procs);
+	prefetch_init(&p, procs_new(true));
 	pages[0] = base;
 	pages[1] = base + 1;
 	pages[2] = base + 5; /* unmapped: pagemap says not swapped either */
@@ -79,7 +79,7 @@ static void test_holes_and_merging(void **state)
 	assert_int_equal(rc, 0);
 	assert_int_equal(p.stats.not_swapped, 3);
 	assert_int_equal(p.stats.willneed.calls, 0);
-	prefetch_close(&p);
+	procs_free(p.procs);
 	munmap(buf, 16 * 4096);
 }
 
@@ -103,7 +103,7 @@ static void test_regions_marked(void **state)
 	memset(buf, 1, len);
 	for (int i = 0; i < 24; i++)
 		pages[i] = base + (uint64_t)i * 64; /* 3 regions' worth of pages */
-	prefetch_init(&p, -1, false);
+	prefetch_init(&p, procs_new(false));
 	p.regions = regions;
 	prefetch_pages(&p, tgid, pages, 24, UINT64_MAX);
 	for (int i = 0; i < 24; i++)
@@ -113,7 +113,7 @@ static void test_regions_marked(void **state)
 	assert_in_range(set, 1, 4); /* 3 or 4 regions (base need not be aligned) */
 	/* Another process's pages map elsewhere (nearly always). */
 	assert_int_not_equal(leap_pf_region(tgid, base), leap_pf_region(tgid + 1, base));
-	prefetch_close(&p);
+	procs_free(p.procs);
 	munmap(buf, len);
 }
 
@@ -159,11 +159,11 @@ static void test_dead_process(void **state)
 		_exit(0);
 	assert_true(child > 0);
 	waitpid(child, NULL, 0);
-	prefetch_init(&p, -1, true);
+	prefetch_init(&p, procs_new(true));
 	assert_int_equal(prefetch_pages(&p, (uint32_t)child, pages, 1, UINT64_MAX),
 			 -ESRCH);
 	assert_int_equal(p.stats.gone, 1);
-	prefetch_close(&p);
+	procs_free(p.procs);
 }
 
 /* Whether the running kernel is at least major.minor. */

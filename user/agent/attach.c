@@ -117,7 +117,7 @@ static bool preopen_targets(struct agent *a, bool more_later)
 {
 	bool keep = more_later;
 
-	if (!a->be)
+	if (!a->ex.be)
 		return false;
 	for (int i = 0; i < a->ntargets; i++) {
 		struct agent_target *t = &a->targets[i];
@@ -127,7 +127,7 @@ static bool preopen_targets(struct agent *a, bool more_later)
 			keep = true;
 			continue;
 		}
-		rc = prefetch_preopen(&a->pf, t->tgid);
+		rc = procs_preopen(a->ex.procs, t->tgid);
 		if (rc)
 			fprintf(stderr, "leap-agent: pid %u: /proc/%u/pagemap: %s\n",
 				t->tgid, t->tgid, strerror(-rc));

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * leap-agent's link to leap-swapd in backend mode: the swap slots of the
- * engine's windows (from pagemap, user/agent/agent.c backend_push) go to
+ * engine's windows (from pagemap, user/agent/execute.c backend_push) go to
  * leap-swapd's prefetch cache through its control socket
  * (user/swapd/control.c: "PREFETCH SLOT..." -> "OK queued=N dropped=M");
  * and which swap type the device is.

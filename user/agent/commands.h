@@ -8,6 +8,7 @@
 #define LEAP_AGENT_COMMANDS_H
 
 int do_attach(int argc, char **argv); /* attach.c */
+int do_replay(int argc, char **argv); /* replay.c */
 int do_run(int argc, char **argv);    /* run.c */
 int do_stats(int argc, char **argv);  /* stats.c */
 int do_status(int argc, char **argv); /* status.c */

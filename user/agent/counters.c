@@ -15,6 +15,11 @@
 	{                                                                                \
 		key, prom, help, COUNTER_AGENT, offsetof(struct agent, field), false     \
 	}
+#define CORE(key, field, prom, help)                                                     \
+	{                                                                                \
+		key, prom, help, COUNTER_CORE,                                           \
+			offsetof(struct leap_core_counters, field), false                \
+	}
 #define BACKEND(key, field, prom, help)                                                  \
 	{                                                                                \
 		key, prom, help, COUNTER_BACKEND, offsetof(struct backend_stats, field), \
@@ -38,93 +43,103 @@ const struct agent_counter agent_counters[] = {
 	     "Fault events BPF sent to the agent."),
 	SLOT("events_dropped", events_dropped, "leap_events_dropped_total",
 	     "Fault events lost because the ring buffer was full."),
-	AGENT("events", c.events, "leap_agent_events_total",
-	      "Fault events the agent read."),
-	AGENT("events_ignored", c.ignored, "leap_agent_events_ignored_total",
-	      "Events that were not swap accesses."),
-	AGENT("swap_faults", c.swap_faults, "leap_agent_swap_faults_total",
-	      "Swap accesses fed to the prefetch engine."),
-	AGENT("late_prefetches", c.late, "leap_agent_late_prefetches_total",
-	      "Major faults on pages the agent had asked to prefetch (too late)."),
-	AGENT("lookaheads", c.lookaheads, "leap_agent_lookaheads_total",
-	      "Prefetch windows issued early by a hit on a look-ahead marker."),
-	AGENT("nested_stride_windows", c.nested_strides,
-	      "leap_agent_nested_stride_windows_total",
-	      "Prefetch windows along a nested stride (a repeating period of deltas)."),
-	AGENT("held_for_kernel_readahead", c.held_kernel_ra,
-	      "leap_agent_held_for_kernel_readahead_pages_total",
-	      "Window pages not prefetched because Linux's readahead serves the stream."),
-	AGENT("windows_beyond_kernel_readahead", c.beyond_kernel_ra,
-	      "leap_agent_windows_beyond_kernel_readahead_total",
-	      "Windows issued past the kernel's readahead on a read stream it serves."),
-	AGENT("zero_filled_misses", c.zero_misses, "leap_agent_zero_filled_misses_total",
-	      "Misses that found zero-filled swap entries (no I/O)."),
-	AGENT("quiet_sets", c.quiet_sets, "leap_agent_quiet_sets_total",
-	      "Threads told not to wake the agent for their misses."),
-	AGENT("quiet_lifts", c.quiet_lifts, "leap_agent_quiet_lifts_total",
-	      "Threads told to wake the agent again."),
-	AGENT("prefetch_syscalls", pf_sum.willneed.calls,
+	CORE("events", events, "leap_agent_events_total", "Fault events the agent read."),
+	CORE("events_ignored", ignored, "leap_agent_events_ignored_total",
+	     "Events that were not swap accesses."),
+	CORE("swap_faults", swap_faults, "leap_agent_swap_faults_total",
+	     "Swap accesses fed to the prefetch engine."),
+	CORE("late_prefetches", late, "leap_agent_late_prefetches_total",
+	     "Major faults on pages the agent had asked to prefetch (too late)."),
+	CORE("lookaheads", lookaheads, "leap_agent_lookaheads_total",
+	     "Prefetch windows issued early by a hit on a look-ahead marker."),
+	CORE("nested_stride_windows", nested_strides,
+	     "leap_agent_nested_stride_windows_total",
+	     "Prefetch windows along a nested stride (a repeating period of deltas)."),
+	CORE("held_for_kernel_readahead", held_kernel_ra,
+	     "leap_agent_held_for_kernel_readahead_pages_total",
+	     "Window pages not prefetched because Linux's readahead serves the stream."),
+	CORE("windows_beyond_kernel_readahead", beyond_kernel_ra,
+	     "leap_agent_windows_beyond_kernel_readahead_total",
+	     "Windows issued past the kernel's readahead on a read stream it serves."),
+	CORE("zero_filled_misses", zero_misses, "leap_agent_zero_filled_misses_total",
+	     "Misses that found zero-filled swap entries (no I/O)."),
+	CORE("quiet_sets", quiet_sets, "leap_agent_quiet_sets_total",
+	     "Threads told not to wake the agent for their misses."),
+	CORE("quiet_lifts", quiet_lifts, "leap_agent_quiet_lifts_total",
+	     "Threads told to wake the agent again."),
+	AGENT("prefetch_syscalls", acct.pf_sum.willneed.calls,
 	      "leap_agent_prefetch_syscalls_total", "process_madvise calls made."),
-	AGENT("prefetch_not_swapped", pf_sum.not_swapped,
+	AGENT("prefetch_not_swapped", acct.pf_sum.not_swapped,
 	      "leap_agent_prefetch_not_swapped_pages_total",
 	      "Candidate pages skipped because they were not swapped out."),
-	AGENT("prefetch_reissues_skipped", pf_sum.reissues_skipped,
+	AGENT("prefetch_reissues_skipped", acct.pf_sum.reissues_skipped,
 	      "leap_agent_prefetch_reissues_skipped_pages_total",
 	      "Window pages not issued again: issued under 20 ms before, still on their "
 	      "way."),
-	AGENT("prefetch_record_calls", pf_sum.record_calls,
+	AGENT("prefetch_record_calls", acct.pf_sum.record_calls,
 	      "leap_agent_prefetch_record_calls_total",
 	      "Runs of the leap_record BPF program (one per window)."),
-	AGENT("prefetch_map_errors", pf_sum.map_errors,
+	AGENT("prefetch_map_errors", acct.pf_sum.map_errors,
 	      "leap_agent_prefetch_map_errors_total",
 	      "Prefetched-page map updates that failed."),
-	AGENT("pagemap_scans", pm_sum.scans, "leap_agent_pagemap_scans_total",
+	AGENT("pagemap_scans", acct.pm_sum.scans, "leap_agent_pagemap_scans_total",
 	      "PAGEMAP_SCAN ioctls of the pagemap filter."),
-	AGENT("pagemap_reads", pm_sum.reads, "leap_agent_pagemap_reads_total",
+	AGENT("pagemap_reads", acct.pm_sum.reads, "leap_agent_pagemap_reads_total",
 	      "pread calls of the pagemap filter."),
-	AGENT("shmem_windows", pf_sum.shmem_windows, "leap_agent_shmem_windows_total",
+	AGENT("shmem_windows", acct.pf_sum.shmem_windows,
+	      "leap_agent_shmem_windows_total",
 	      "Windows in shared memory (shmem), whose swapped pages the pagemap shows "
 	      "as none."),
-	AGENT("windows_queued", issued.queued, "leap_agent_windows_queued_total",
+	AGENT("windows_queued", acct.issued.queued, "leap_agent_windows_queued_total",
 	      "Windows queued for the workers that issue them."),
-	AGENT("windows_issued", issued.issued, "leap_agent_windows_issued_total",
+	AGENT("windows_issued", acct.issued.issued, "leap_agent_windows_issued_total",
 	      "Windows the workers issued (several coalesced count once)."),
-	AGENT("windows_coalesced", issued.coalesced, "leap_agent_windows_coalesced_total",
+	AGENT("windows_coalesced", acct.issued.coalesced,
+	      "leap_agent_windows_coalesced_total",
 	      "Windows issued together with the one before them (same process)."),
-	AGENT("windows_stale", issued.stale, "leap_agent_windows_stale_total",
+	AGENT("windows_stale", acct.issued.stale, "leap_agent_windows_stale_total",
 	      "Windows dropped because the program had faulted past them."),
-	AGENT("pages_stale", issued.stale_pages, "leap_agent_stale_pages_total",
+	AGENT("pages_stale", acct.issued.stale_pages, "leap_agent_stale_pages_total",
 	      "Pages trimmed off windows because the program had faulted past them."),
-	AGENT("windows_overflow", issued.overflow, "leap_agent_windows_overflow_total",
+	AGENT("windows_overflow", acct.issued.overflow,
+	      "leap_agent_windows_overflow_total",
 	      "Windows dropped from a target's full queue (the oldest go)."),
-	AGENT("pages_over_budget", issued.budget_pages,
+	AGENT("pages_over_budget", acct.issued.budget_pages,
 	      "leap_agent_budget_dropped_pages_total",
 	      "Pages cut from windows by a prefetch_rate budget."),
-	AGENT("queue_depth_max", issued.max_depth, "leap_agent_queue_depth_max",
+	AGENT("queue_depth_max", acct.issued.max_depth, "leap_agent_queue_depth_max",
 	      "The most windows queued at once."),
-	AGENT("worker_busy_ns", issued.busy_ns,
+	AGENT("worker_busy_ns", acct.issued.busy_ns,
 	      "leap_agent_worker_busy_nanoseconds_total",
 	      "Time the workers spent issuing windows, all workers."),
-	AGENT("cold_behind_pages", pf_sum.cold_pages,
+	AGENT("cold_behind_pages", acct.pf_sum.cold_pages,
 	      "leap_agent_cold_behind_pages_total",
 	      "Pages behind fills given MADV_COLD (cold_behind)."),
-	AGENT("cold_syscalls", pf_sum.cold.calls, "leap_agent_cold_syscalls_total",
+	AGENT("cold_syscalls", acct.pf_sum.cold.calls, "leap_agent_cold_syscalls_total",
 	      "process_madvise(MADV_COLD) calls made."),
-	AGENT("fault_hook_arms", c.arms, "leap_agent_fault_hook_arms_total",
+	AGENT("fault_hook_arms", arm.arms, "leap_agent_fault_hook_arms_total",
 	      "Times the fault hooks were attached because a target began swapping in "
 	      "(tracepoint path)."),
-	AGENT("fault_hook_disarms", c.disarms, "leap_agent_fault_hook_disarms_total",
+	AGENT("fault_hook_disarms", arm.disarms, "leap_agent_fault_hook_disarms_total",
 	      "Times they came off because no target had missed or hit for 2 s."),
-	AGENT("stand_downs", c.stand_downs, "leap_agent_stand_downs_total",
-	      "Times a target stood down: prefetching cost more than it saved, or "
-	      "nothing was worth prefetching."),
-	AGENT("probes", c.probes, "leap_agent_probes_total",
-	      "Times a target that stood down prefetched again to see whether it pays."),
-	AGENT("processes_exited", c.exited, "leap_agent_processes_exited_total",
-	      "Watched processes seen gone."),
+	CORE("stand_downs", stand_downs, "leap_agent_stand_downs_total",
+	     "Times a target stood down: prefetching cost more than it saved, or "
+	     "nothing was worth prefetching."),
+	CORE("probes", probes, "leap_agent_probes_total",
+	     "Times a target that stood down prefetched again to see whether it pays."),
+	CORE("processes_exited", exited, "leap_agent_processes_exited_total",
+	     "Watched processes seen gone."),
+	CORE("windows_planned", windows, "leap_agent_windows_planned_total",
+	     "Windows the decision core planned (before the workers' trimming and "
+	     "budgets)."),
+	CORE("pages_planned", pages, "leap_agent_pages_planned_total",
+	     "Pages in the windows the decision core planned."),
+	CORE("windows_after_stand_down", gated[LEAP_GATE_STANDBY],
+	     "leap_agent_windows_after_stand_down_total",
+	     "Windows decided for a target that stood down (not issued)."),
 	{"backend_ambiguous", "leap_agent_backend_ambiguous_faults_total",
 	 "Faults with several backend reads (kernel readahead), not used.", COUNTER_AGENT,
-	 offsetof(struct agent, c.ambiguous), true},
+	 offsetof(struct agent, acct.ambiguous), true},
 	BACKEND("backend_queued", queued, "leap_agent_backend_queued_pages_total",
 		"Pages leap-swapd queued for prefetching."),
 	BACKEND("backend_dropped", dropped, "leap_agent_backend_dropped_pages_total",
@@ -168,7 +183,7 @@ uint64_t agent_counter_of_slot(const struct leap_cg_stats *s,
 
 bool agent_counter_shown(const struct agent *a, const struct agent_counter *c)
 {
-	return !c->backend_only || a->be;
+	return !c->backend_only || a->ex.be;
 }
 
 uint64_t agent_counter_value(const struct agent *a, const struct leap_cg_stats *tot,
@@ -179,8 +194,10 @@ uint64_t agent_counter_value(const struct agent *a, const struct leap_cg_stats *
 		return u64_at(tot, c->off);
 	case COUNTER_AGENT:
 		return u64_at(a, c->off);
+	case COUNTER_CORE:
+		return u64_at(leap_core_counters(a->dec.core), c->off);
 	case COUNTER_BACKEND:
-		return a->be ? u64_at(&a->be->st, c->off) : 0;
+		return a->ex.be ? u64_at(&a->ex.be->st, c->off) : 0;
 	}
 	return 0;
 }
@@ -201,14 +218,14 @@ void agent_counters_json(json_object *o, const struct agent *a,
 void agent_workers_json(json_object *o, const struct agent *a)
 {
 	json_object *each = json_object_new_array();
-	unsigned n = issuer_workers(a->iss);
+	unsigned n = issuer_workers(a->ex.iss);
 
 	for (unsigned i = 0; i < n; i++)
 		json_object_array_add(
-			each, json_object_new_uint64(a->issued.worker_busy_ns[i]));
+			each, json_object_new_uint64(a->acct.issued.worker_busy_ns[i]));
 	json_object_object_add(o, STATE_A_WORKER_BUSY, each);
 	json_object_object_add(o, STATE_A_QUEUE_DEPTH,
-			       json_object_new_uint64(a->issued.depth));
+			       json_object_new_uint64(a->acct.issued.depth));
 }
 
 void agent_counters_line(FILE *f, json_object *o)
@@ -226,7 +243,7 @@ void agent_counters_line(FILE *f, json_object *o)
 
 void agent_counters_list(FILE *f)
 {
-	static const char *const where[] = {"per-target", "agent", "backend"};
+	static const char *const where[] = {"per-target", "agent", "agent", "backend"};
 
 	for (size_t i = 0; i < agent_ncounters; i++) {
 		const struct agent_counter *c = &agent_counters[i];

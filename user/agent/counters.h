@@ -30,6 +30,7 @@ enum counter_source {
 	 */
 	COUNTER_SLOT,
 	COUNTER_AGENT,	 /* struct agent */
+	COUNTER_CORE,	 /* struct leap_core_counters: the decision core's */
 	COUNTER_BACKEND, /* struct backend_stats, backend mode only */
 };
 

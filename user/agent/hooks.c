@@ -13,14 +13,14 @@ static void disarm(struct agent *a)
 	if (leap_observer_armed(a->obs) != 1)
 		return;
 	leap_observer_set_armed(a->obs, false);
-	a->c.disarms++;
+	a->arm.disarms++;
 	a->state_dirty = true;
 	if (a->verbose)
 		fprintf(stderr,
 			"leap-agent: fault hooks off after %llu ms: %llu device page-ins "
 			"and hits of followed targets\n",
-			(unsigned long long)((mono_ns() - a->armed_ns) / 1000000),
-			(unsigned long long)a->armed_keeps);
+			(unsigned long long)((mono_ns() - a->arm.armed_ns) / 1000000),
+			(unsigned long long)a->arm.armed_keeps);
 }
 
 /*
@@ -29,16 +29,16 @@ static void disarm(struct agent *a)
  * and stay on, its misses keeping them from the disarm, 723 ns of BPF a
  * fault for a whole run, 2026-11-27), nor once it stood down.
  */
-bool hooks_follow(const struct agent_target *t)
+bool hooks_follow(const struct agent *a, const struct agent_target *t)
 {
-	return t->policy.mode != AGENT_MODE_OFF && t->cost.state != LEAP_COST_STANDBY;
+	return leap_core_target_followed(a->dec.core, t->core_id);
 }
 
 /* Whether no target's faults are followed: each stood down or off. */
 static bool none_followed(const struct agent *a)
 {
 	for (int i = 0; i < a->ntargets; i++)
-		if (hooks_follow(&a->targets[i]))
+		if (hooks_follow(a, &a->targets[i]))
 			return false;
 	return a->ntargets > 0;
 }
@@ -75,13 +75,13 @@ void hooks_arm(struct agent *a, const struct leap_event *ev)
 	/* An event not resolved to a target yet (a new descendant cgroup)
 	 * arms, as before: the next tick disarms if nobody is followed. */
 	t = target_of_event(a, ev);
-	if (t && !hooks_follow(t))
+	if (t && !hooks_follow(a, t))
 		return;
-	if (ev->ts_ns - a->arm_win_ns > AGENT_ARM_WINDOW_NS) {
-		a->arm_win_ns = ev->ts_ns;
-		a->arm_win_reads = 0;
+	if (ev->ts_ns - a->arm.arm_win_ns > AGENT_ARM_WINDOW_NS) {
+		a->arm.arm_win_ns = ev->ts_ns;
+		a->arm.arm_win_reads = 0;
 	}
-	if (++a->arm_win_reads < AGENT_ARM_READS)
+	if (++a->arm.arm_win_reads < AGENT_ARM_READS)
 		return;
 	rc = leap_observer_set_armed(a->obs, true);
 	if (rc) {
@@ -89,17 +89,17 @@ void hooks_arm(struct agent *a, const struct leap_event *ev)
 			strerror(-rc));
 		return;
 	}
-	a->c.arms++;
+	a->arm.arms++;
 	if (a->verbose)
 		fprintf(stderr, "leap-agent: fault hooks on (swap reads of pid %u)\n",
 			ev->tgid);
-	a->keep_win_ns = a->armed_ns = mono_ns();
-	a->keep_win_reads = 0;
-	a->armed_keeps = 0;
+	a->arm.keep_win_ns = a->arm.armed_ns = mono_ns();
+	a->arm.keep_win_reads = 0;
+	a->arm.armed_keeps = 0;
 	/* From the first swap read that asked to the hooks' attach: the
 	 * faults of that span go unseen. */
-	if (a->keep_win_ns - a->arm_win_ns > a->arm_latency_max_ns)
-		a->arm_latency_max_ns = a->keep_win_ns - a->arm_win_ns;
+	if (a->arm.keep_win_ns - a->arm.arm_win_ns > a->arm.arm_latency_max_ns)
+		a->arm.arm_latency_max_ns = a->arm.keep_win_ns - a->arm.arm_win_ns;
 	a->state_dirty = true;
 }
 
@@ -112,8 +112,8 @@ void hooks_note_event(struct agent *a, const struct leap_event *ev)
 {
 	if (((ev->flags & LEAP_EV_MAJOR) && (ev->flags & LEAP_EV_SWAPIN_IO)) ||
 	    (ev->flags & LEAP_EV_PREFETCHED)) {
-		a->keep_win_reads++;
-		a->armed_keeps++;
+		a->arm.keep_win_reads++;
+		a->arm.armed_keeps++;
 	}
 }
 
@@ -130,12 +130,12 @@ void hooks_disarm_if_idle(struct agent *a, uint64_t now_ns)
 		disarm(a); /* armed for a target that stood down or went off */
 		return;
 	}
-	if (now_ns - a->keep_win_ns < AGENT_DISARM_NS || now_ns < a->keep_win_ns)
+	if (now_ns - a->arm.keep_win_ns < AGENT_DISARM_NS || now_ns < a->arm.keep_win_ns)
 		return;
-	if (a->keep_win_reads < AGENT_KEEP_READS)
+	if (a->arm.keep_win_reads < AGENT_KEEP_READS)
 		disarm(a);
-	a->keep_win_ns = now_ns;
-	a->keep_win_reads = 0;
+	a->arm.keep_win_ns = now_ns;
+	a->arm.keep_win_reads = 0;
 }
 
 const char *hooks_state(const struct agent *a)

@@ -38,7 +38,7 @@
 
 /* Whether the agent follows t's faults: its policy is not off and it has
  * not stood down. */
-bool hooks_follow(const struct agent_target *t);
+bool hooks_follow(const struct agent *a, const struct agent_target *t);
 /* A LEAP_EV_ARM event (a target read its swap device while the hooks
  * were off): the hooks come on at the AGENT_ARM_READS-th in the window. */
 void hooks_arm(struct agent *a, const struct leap_event *ev);

@@ -51,8 +51,29 @@ struct issuer {
 	unsigned nworkers;
 	uint32_t queue_depth; /* per target, 1..ISSUER_QUEUE_MAX */
 	uint64_t active_ns;   /* issuer_config.active_ns */
+	/* Each stream's progress (issuer_progress()): PROGRESS_GEN_BITS of its
+	 * generation over PROGRESS_PAGE_BITS of its newest page. */
+	uint64_t *progress;
+	uint32_t nprogress;
 	struct worker w[ISSUER_WORKERS_MAX];
 };
+
+/* A user page number fits 44 bits (57-bit addresses with 5-level paging). */
+#define PROGRESS_PAGE_BITS 44
+#define PROGRESS_GEN_BITS  (64 - PROGRESS_PAGE_BITS)
+#define PROGRESS_PAGE_MASK ((1ULL << PROGRESS_PAGE_BITS) - 1)
+
+static uint64_t progress_pack(uint32_t gen, uint64_t page)
+{
+	return (uint64_t)gen << PROGRESS_PAGE_BITS | (page & PROGRESS_PAGE_MASK);
+}
+
+void issuer_progress(struct issuer *q, struct leap_stream_ref stream, uint64_t page)
+{
+	if (stream.id < q->nprogress)
+		__atomic_store_n(&q->progress[stream.id], progress_pack(stream.gen, page),
+				 __ATOMIC_RELEASE);
+}
 
 /*
  * The CPUs this process may run on.  A fixed cpu_set_t (1,024 CPUs) is
@@ -207,16 +228,20 @@ static uint32_t bucket_take(struct bucket *b, uint32_t want, uint64_t now)
  * newest fault, in the window's direction.  Their fault came and went;
  * prefetching them now only costs.
  */
-static void trim_stale(struct window_job *j)
+static void trim_stale(const struct issuer *q, struct window_job *j)
 {
-	uint64_t last;
+	uint64_t last, v;
 	uint32_t k = 0;
 	bool up;
 
-	if (j->cold || !j->progress || j->n < 2 ||
-	    __atomic_load_n(j->progress_tgid, __ATOMIC_RELAXED) != j->tgid)
+	if (j->cold || !j->has_stream || j->n < 2 || j->stream.id >= q->nprogress)
 		return;
-	last = __atomic_load_n(j->progress, __ATOMIC_RELAXED);
+	v = __atomic_load_n(&q->progress[j->stream.id], __ATOMIC_ACQUIRE);
+	/* Another stream holds the slot now (or the value is older than the
+	 * window: never, the deciding thread stores it first). */
+	if (v >> PROGRESS_PAGE_BITS != (j->stream.gen & ((1u << PROGRESS_GEN_BITS) - 1)))
+		return;
+	last = v & PROGRESS_PAGE_MASK;
 	up = j->pages[j->n - 1] > j->pages[0];
 	for (uint32_t i = 0; i < j->n; i++)
 		if (up ? j->pages[i] > last : j->pages[i] < last)
@@ -244,7 +269,7 @@ static void *worker_main(void *arg)
 		q->queue[j->slot].in_hand++;
 		coalesce(q, j);
 		want = j->n;
-		trim_stale(j);
+		trim_stale(q, j);
 		if (j->n < want)
 			q->c.stale_pages += want - j->n;
 		q->c.stale += j->n == 0;
@@ -309,11 +334,20 @@ struct issuer *issuer_start(const struct issuer_config *cfg)
 	q->cold = cfg->cold ? cfg->cold : prefetch_cold;
 	q->done = cfg->done;
 	q->ctx = cfg->ctx;
+	if (cfg->streams) {
+		q->progress = calloc(cfg->streams, sizeof(*q->progress));
+		if (!q->progress) {
+			issuer_stop(q);
+			errno = ENOMEM;
+			return NULL;
+		}
+		q->nprogress = cfg->streams;
+	}
 	for (unsigned i = 0; i < cfg->workers && !err; i++) {
 		struct worker *w = &q->w[i];
 
-		prefetch_init(&w->pf, cfg->like->prefetched_fd, cfg->like->use_pagemap);
-		w->pf.record_fd = cfg->like->record_fd;
+		prefetch_init(&w->pf, cfg->like->procs);
+		w->pf.records = cfg->like->records;
 		w->pf.issued = cfg->like->issued;
 		w->pf.regions = cfg->like->regions;
 		w->pf.recent = cfg->like->recent;
@@ -342,10 +376,9 @@ void issuer_stop(struct issuer *q)
 	pthread_cond_broadcast(&q->wake);
 	pthread_mutex_unlock(&q->lock);
 	for (unsigned i = 0; i < ISSUER_WORKERS_MAX; i++)
-		if (q->w[i].started) {
+		if (q->w[i].started)
 			pthread_join(q->w[i].thread, NULL);
-			prefetch_close(&q->w[i].pf);
-		}
+	free(q->progress);
 	pthread_cond_destroy(&q->wake);
 	pthread_mutex_destroy(&q->lock);
 	free(q);

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "leap/core.h"
 #include "leap_event.h"
 #include "prefetch.h"
 
@@ -50,13 +51,12 @@ struct window_job {
 	uint64_t fault_ns;    /* the fault that asked for it (bpf_ktime_get_ns clock) */
 	uint64_t event_ns;    /* ... and when it completed: its event sent */
 	uint64_t dispatch_ns; /* set by the worker: prefetcher.dispatch_ns */
-	/*
-	 * The newest page the stream faulted on, updated by the deciding
-	 * thread (leap_stream.hist.last_page), and whose stream it is
-	 * (leap_stream.key.tgid): pages behind it are stale.  NULL: none.
-	 */
-	const uint64_t *progress;
-	const uint32_t *progress_tgid;
+	uint32_t target;      /* the decision core's target id (completions) */
+	/* The stream that asked for it: pages behind the stream's progress
+	 * (issuer_progress()) are stale by the time a worker takes it.  No
+	 * stream (has_stream false): never trimmed. */
+	struct leap_stream_ref stream;
+	bool has_stream;
 	uint64_t pages[LEAP_PREFETCH_MAX_PAGES];
 };
 
@@ -103,6 +103,9 @@ struct issuer_config {
 	 * at the price of dropping more when the workers fall behind. */
 	unsigned queue_depth;
 	uint64_t active_ns; /* 0: ISSUER_ACTIVE_NS (tests hold targets active longer) */
+	/* Streams whose progress the issuer keeps (the decision core's stream
+	 * table capacity: struct leap_stream_ref ids below it); 0: none. */
+	uint32_t streams;
 	/* Each worker's prefetcher starts as a copy of this one's settings
 	 * (map fds, the issued array; its own process cache). */
 	const struct prefetcher *like;
@@ -116,6 +119,14 @@ struct issuer_config {
 struct issuer *issuer_start(const struct issuer_config *cfg);
 /* Discards what is queued, stops and joins every worker, frees. */
 void issuer_stop(struct issuer *q);
+/*
+ * The newest page the stream faulted on, from the deciding thread after
+ * each of its events: a worker trims the pages of the stream's queued
+ * windows that lie behind it.  The issuer owns the value and it is
+ * updated atomically, with the stream's generation: a window of a stream
+ * whose slot another stream took since is left whole.
+ */
+void issuer_progress(struct issuer *q, struct leap_stream_ref stream, uint64_t page);
 /* Queues a copy of job (pages[0..n)); false when it was dropped. */
 bool issuer_submit(struct issuer *q, const struct window_job *job);
 /* Pages per second a target's windows may take (0: unlimited). */

@@ -22,24 +22,25 @@ static uint32_t clamp_us(uint64_t ns)
  * the window's process_madvise returned) is this plus the fault itself
  * (its read, and reclaim inside it) plus the kernel's work for the window.
  */
-void agent_record_dispatch(struct agent *a, uint64_t event_ns, uint64_t dispatch_ns)
+void agent_record_dispatch(struct agent_latency *l, uint64_t event_ns,
+			   uint64_t dispatch_ns)
 {
 	if (dispatch_ns && dispatch_ns >= event_ns)
-		a->dispatch_us[a->ndispatch++ % AGENT_LATENCY_SAMPLES] =
+		l->dispatch_us[l->ndispatch++ % AGENT_LATENCY_SAMPLES] =
 			clamp_us(dispatch_ns - event_ns);
 }
 
-void agent_record_latency(struct agent *a, uint32_t slot, uint64_t fault_ns)
+void agent_record_latency(struct agent_latency *l, uint32_t slot, uint64_t fault_ns)
 {
 	uint32_t us = clamp_us(mono_ns() - fault_ns);
 	int b = 0;
 
-	a->lat_us[a->nlat++ % AGENT_LATENCY_SAMPLES] = us;
+	l->lat_us[l->nlat++ % AGENT_LATENCY_SAMPLES] = us;
 	while (b < AGENT_LAT_BUCKETS && us > agent_lat_bounds_us[b])
 		b++;
 	if (slot < LEAP_STATS_SLOTS) {
-		a->lat_hist[slot][b]++;
-		a->lat_sum_us[slot] += us;
+		l->hist[slot][b]++;
+		l->sum_us[slot] += us;
 	}
 }
 
@@ -64,12 +65,12 @@ static double percentile_us(const uint32_t *samples, uint64_t count, double p)
 	return sorted[idx];
 }
 
-double agent_latency_us(struct agent *a, double p)
+double agent_latency_us(const struct agent_latency *l, double p)
 {
-	return percentile_us(a->lat_us, a->nlat, p);
+	return percentile_us(l->lat_us, l->nlat, p);
 }
 
-double agent_dispatch_us(struct agent *a, double p)
+double agent_dispatch_us(const struct agent_latency *l, double p)
 {
-	return percentile_us(a->dispatch_us, a->ndispatch, p);
+	return percentile_us(l->dispatch_us, l->ndispatch, p);
 }

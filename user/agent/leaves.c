@@ -14,9 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <bpf/bpf.h>
-
-#include "leap_observer.h"
 #include "leaves.h"
 
 int cgroup_id_quiet(const char *path, uint64_t *id)
@@ -56,11 +53,10 @@ static void reindex(struct agent_leaves *l)
 	}
 }
 
-void leaves_init(struct agent_leaves *l, int map_fd, int match_fd)
+void leaves_init(struct agent_leaves *l, const struct leap_observer *obs)
 {
 	l->n = 0;
-	l->map_fd = map_fd;
-	l->match_fd = match_fd;
+	l->obs = obs;
 	reindex(l);
 }
 
@@ -105,10 +101,7 @@ static struct agent_leaf *add(struct agent_leaves *l, uint64_t id, uint64_t targ
 /* Forgets entry i here and in BPF (the match cache resolves it afresh). */
 static void forget(struct agent_leaves *l, int i)
 {
-	uint64_t id = l->v[i].id;
-
-	bpf_map_delete_elem(l->map_fd, &id);
-	bpf_map_delete_elem(l->match_fd, &id);
+	leap_observer_leaf_forget(l->obs, l->v[i].id);
 	free(l->v[i].path);
 	l->v[i] = l->v[--l->n];
 	reindex(l);
@@ -117,19 +110,16 @@ static void forget(struct agent_leaves *l, int i)
 uint64_t leaves_target(struct agent_leaves *l, uint64_t leaf_id)
 {
 	struct agent_leaf *f = leaves_find(l, leaf_id);
-	struct leap_leaf leaf;
-	struct leap_match m;
+	__u64 target_id;
+	bool in_leaves;
 
 	if (f)
 		return f->target_id;
-	if (bpf_map_lookup_elem(l->map_fd, &leaf_id, &leaf) == 0) {
-		add(l, leaf_id, leaf.target_id);
-		return leaf.target_id;
-	}
-	/* leap_leaves is full: the per-cgroup match cache still knows. */
-	if (bpf_map_lookup_elem(l->match_fd, &leaf_id, &m) == 0)
-		return m.target_id;
-	return 0;
+	if (leap_observer_leaf_target(l->obs, leaf_id, &target_id, &in_leaves))
+		return 0;
+	if (in_leaves)
+		add(l, leaf_id, target_id);
+	return target_id;
 }
 
 static const char *root_path(const struct leaves_root *roots, int nroots, uint64_t id)
@@ -164,17 +154,17 @@ static void name_under(struct agent_leaves *l, const struct leaves_root *r)
 
 bool leaves_tick(struct agent_leaves *l, const struct leaves_root *roots, int nroots)
 {
-	uint64_t key, next, *prev = NULL;
+	__u64 key, next, *prev = NULL;
+	struct leap_leaf leaf;
 	bool changed = false, unnamed = false;
 
 	/* 1. what BPF matched since the last tick */
-	while (bpf_map_get_next_key(l->map_fd, prev, &next) == 0) {
-		struct leap_leaf leaf;
+	while (leap_observer_leaf_next(l->obs, prev, &next, &leaf) == 0) {
 		struct agent_leaf *f;
 
 		key = next;
 		prev = &key;
-		if (bpf_map_lookup_elem(l->map_fd, &key, &leaf))
+		if (!leaf.target_id)
 			continue;
 		f = leaves_find(l, key);
 		if (f && f->target_id != leaf.target_id) {

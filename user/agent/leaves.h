@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Matched cgroups: the agent's view of the BPF map leap_leaves, i.e. which
+ * Matched cgroups: the agent's view of the BPF map leap_leaves (read
+ * through the observer, observer.h), i.e. which
  * cgroups under each cgroup target have faulted, with their paths, and
  * which of them have since been removed.  Lets the agent attribute an
  * event from a descendant cgroup to its target without a syscall per
@@ -13,6 +14,7 @@
 #include <stdint.h>
 
 #include "leap_event.h"
+#include "observer.h"
 
 #define AGENT_LEAVES_HASH (2 * LEAP_LEAVES_MAX) /* power of two */
 
@@ -26,12 +28,11 @@ struct agent_leaf {
 struct agent_leaves {
 	struct agent_leaf v[LEAP_LEAVES_MAX];
 	int n;
-	int32_t idx[AGENT_LEAVES_HASH]; /* open addressing into v, -1 = empty */
-	int map_fd;			/* leap_leaves */
-	int match_fd;			/* leap_cg_match, when leap_leaves is full */
+	int32_t idx[AGENT_LEAVES_HASH];	 /* open addressing into v, -1 = empty */
+	const struct leap_observer *obs; /* its maps leap_leaves, leap_cg_match */
 };
 
-void leaves_init(struct agent_leaves *l, int map_fd, int match_fd);
+void leaves_init(struct agent_leaves *l, const struct leap_observer *obs);
 void leaves_fini(struct agent_leaves *l);
 /*
  * The target cgroup a faulting cgroup matched (0: none known), asking the

@@ -17,6 +17,7 @@ enum {
 	OPT_COLD_BEHIND,
 	OPT_FAULT_HOOKS,
 	OPT_WORKERS,
+	OPT_RECORD,
 };
 
 static const struct argp_option common_opts[] = {
@@ -62,6 +63,12 @@ static const struct argp_option common_opts[] = {
 	 "so the kernel reads them from leap-swapd's cache into its swap cache and the "
 	 "fault is minor; cache only pushes (the fault stays major, served from "
 	 "leap-swapd's cache)",
+	 0},
+	{"record", OPT_RECORD, "FILE", 0,
+	 "Record the decision core's inputs to FILE (gzip; replaced if it exists): "
+	 "every fault event as the agent saw it, with the answers its /proc reads "
+	 "gave, the workers' results and the ticks; `leap-agent replay FILE` runs "
+	 "the same decisions again",
 	 0},
 	{"verbose", 'v', NULL, 0, "Log more", 0},
 	{},
@@ -134,6 +141,11 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 				   "--fault-hooks takes on-swap or always, not '%s'",
 				   arg);
 		o->fault_hooks_always = !strcmp(arg, "always");
+		break;
+	case OPT_RECORD:
+		if (!*arg)
+			argp_error(state, "--record needs a file name");
+		o->record_path = arg;
 		break;
 	case OPT_BACKEND:
 		o->backend_sock = arg;

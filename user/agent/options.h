@@ -29,6 +29,7 @@ struct agent_opts {
 	bool verbose;
 	bool fault_hooks_always; /* --fault-hooks always: no arming */
 	int workers;		 /* --workers; -1: from the config */
+	const char *record_path; /* --record: the decision core's inputs */
 	/* attach */
 	const char *cgroups[AGENT_MAX_TARGETS];
 	bool cgroup_exact[AGENT_MAX_TARGETS];

@@ -28,8 +28,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <bpf/bpf.h>
-
 #include "clock.h"
 #include "leap/recent.h"
 #include "leap_event.h"
@@ -44,11 +42,6 @@ _Static_assert(LEAP_PREFETCH_MAX_PAGES <= LEAP_RECORD_MAX,
 #ifndef IOV_MAX
 #define IOV_MAX 1024
 #endif
-
-static int sys_pidfd_open(pid_t pid)
-{
-	return (int)syscall(SYS_pidfd_open, pid, 0);
-}
 
 static ssize_t sys_process_madvise(int pidfd, const struct iovec *iov, size_t n,
 				   int advice)
@@ -72,35 +65,10 @@ static ssize_t timed_madvise(int pidfd, const struct iovec *iov, size_t n, int a
 	return done;
 }
 
-void prefetch_init(struct prefetcher *p, int prefetched_map_fd, bool use_pagemap)
+void prefetch_init(struct prefetcher *p, struct procs *procs)
 {
 	memset(p, 0, sizeof(*p));
-	for (int i = 0; i < PREFETCH_FD_CACHE; i++)
-		p->procs[i].pidfd = p->procs[i].pagemap_fd = -1;
-	p->prefetched_fd = prefetched_map_fd;
-	p->record_fd = -1;
-	p->use_pagemap = use_pagemap;
-}
-
-static void proc_close(struct prefetch_proc *pr)
-{
-	if (pr->pidfd >= 0)
-		close(pr->pidfd);
-	if (pr->pagemap_fd >= 0)
-		close(pr->pagemap_fd);
-	pr->pidfd = pr->pagemap_fd = -1;
-	pr->tgid = 0;
-	pr->pinned = false;
-	if (pr->vmas)
-		vmas_free(pr->vmas);
-	free(pr->vmas);
-	pr->vmas = NULL;
-}
-
-void prefetch_close(struct prefetcher *p)
-{
-	for (int i = 0; i < PREFETCH_FD_CACHE; i++)
-		proc_close(&p->procs[i]);
+	p->procs = procs;
 }
 
 static void madvise_time_add(struct madvise_time *to, const struct madvise_time *t)
@@ -127,74 +95,21 @@ void prefetch_stats_add(struct prefetch_stats *to, const struct prefetch_stats *
 	madvise_time_add(&to->cold, &s->cold);
 }
 
-void prefetch_forget(struct prefetcher *p, uint32_t tgid)
+/* The process's entry, held (procs.h); NULL with *err, a gone one counted. */
+static struct proc_entry *proc_or_gone(struct prefetcher *p, uint32_t tgid, int *err)
 {
-	for (int i = 0; i < PREFETCH_FD_CACHE; i++)
-		if (p->procs[i].tgid == tgid)
-			proc_close(&p->procs[i]);
-}
+	struct proc_entry *e = procs_get(p->procs, tgid, err);
 
-/* The cached fds of tgid, opening them (evicting the stalest unpinned
- * entry) if needed. */
-static struct prefetch_proc *proc_get(struct prefetcher *p, uint32_t tgid, int *err)
-{
-	struct prefetch_proc *victim = NULL;
-	char path[64];
-
-	p->clock++;
-	for (int i = 0; i < PREFETCH_FD_CACHE; i++) {
-		struct prefetch_proc *pr = &p->procs[i];
-
-		if (pr->tgid == tgid) {
-			pr->last_used = p->clock;
-			return pr;
-		}
-		if (pr->pinned)
-			continue;
-		if (!victim || pr->tgid == 0 || pr->last_used < victim->last_used)
-			victim = pr;
-	}
-	if (!victim) {
-		*err = -EMFILE; /* every entry pinned: nothing to evict */
-		return NULL;
-	}
-	proc_close(victim);
-	victim->pidfd = sys_pidfd_open((pid_t)tgid);
-	if (victim->pidfd < 0) {
-		*err = -errno;
-		return NULL;
-	}
-	if (p->use_pagemap) {
-		snprintf(path, sizeof(path), "/proc/%u/pagemap", tgid);
-		victim->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
-	}
-	victim->tgid = tgid;
-	victim->last_used = p->clock;
-	return victim;
-}
-
-/* proc_get(), counting a process found gone. */
-static struct prefetch_proc *proc_or_gone(struct prefetcher *p, uint32_t tgid, int *err)
-{
-	struct prefetch_proc *pr = proc_get(p, tgid, err);
-
-	if (!pr && *err == -ESRCH)
+	if (!e && *err == -ESRCH)
 		p->stats.gone++;
-	return pr;
+	return e;
 }
 
-int prefetch_preopen(struct prefetcher *p, uint32_t tgid)
+/* The kernel says the process is gone: counted, and forgotten by all. */
+static void proc_gone(struct prefetcher *p, uint32_t tgid)
 {
-	struct prefetch_proc *pr;
-	int err = 0;
-
-	pr = proc_get(p, tgid, &err);
-	if (!pr)
-		return err;
-	if (pr->pagemap_fd < 0)
-		return -EACCES;
-	pr->pinned = true;
-	return 0;
+	p->stats.gone++;
+	procs_forget(p->procs, tgid);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -254,37 +169,6 @@ static int advise_all(struct prefetcher *p, int pidfd, struct iovec *iov, size_t
 }
 
 /*
- * Adds pages[0..n) of tgid to the BPF prefetched-page map, tagged with
- * their window (LEAP_PF_WINDOW_SHIFT; 0: never issued).  With the
- * leap_record program (5.14+) one BPF_PROG_TEST_RUN does it, the map
- * updates made in the kernel; it returns how many it recorded.  Otherwise
- * one BPF_MAP_UPDATE_BATCH where the kernel has it (5.6+): a batch stops
- * at the first key it cannot update (the map full) and says how many it
- * did (kernel/bpf/syscall.c generic_map_update_batch()); that page is
- * skipped.  Without batches, one call per page.
- */
-static bool record_by_program(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
-			      uint32_t n, uint64_t marker, uint32_t window)
-{
-	struct leap_record_args args = {.pages = (uintptr_t)pages,
-					.marker = marker,
-					.tgid = tgid,
-					.n = n,
-					.window = window};
-	LIBBPF_OPTS(bpf_test_run_opts, run, .ctx_in = &args, .ctx_size_in = sizeof(args));
-
-	if (bpf_prog_test_run_opts(p->record_fd, &run)) {
-		/* Not runnable after all: batches from now on. */
-		p->record_fd = -1;
-		return false;
-	}
-	p->stats.record_calls++;
-	if (run.retval < n)
-		p->stats.map_errors += n - run.retval;
-	return true;
-}
-
-/*
  * The BPF side looks a fault up in leap_prefetched only where a window was
  * recorded (include/leap_event.h, leap_pf_region()): the buckets of these
  * pages are set first, so a fault that finds a page recorded also finds
@@ -309,52 +193,24 @@ static void mark_regions(struct prefetcher *p, uint32_t tgid, const uint64_t *pa
 	}
 }
 
+/*
+ * Adds pages[0..n) of tgid to the BPF prefetched-page map, tagged with
+ * their window (LEAP_PF_WINDOW_SHIFT; 0: never issued), through the
+ * observer (p->records).
+ */
 static void record_pages(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 			 uint32_t n, uint64_t marker, uint32_t window)
 {
-	struct leap_pf_key keys[LEAP_PREFETCH_MAX_PAGES];
-	__u32 vals[LEAP_PREFETCH_MAX_PAGES];
-	uint32_t at = 0;
+	bool by_program = false;
 
 	if (n > LEAP_PREFETCH_MAX_PAGES)
 		n = LEAP_PREFETCH_MAX_PAGES;
 	mark_regions(p, tgid, pages, n);
-	if (p->prefetched_fd < 0 || n == 0)
+	if (!p->records || n == 0)
 		return;
-	if (p->record_fd >= 0) {
-		/* leap_record copies the pages into a per-CPU buffer and may
-		 * sleep there: two runs at once on one CPU would mix windows. */
-		static pthread_mutex_t record_lock = PTHREAD_MUTEX_INITIALIZER;
-		bool done;
-
-		pthread_mutex_lock(&record_lock);
-		done = record_by_program(p, tgid, pages, n, marker, window);
-		pthread_mutex_unlock(&record_lock);
-		if (done)
-			return;
-	}
-	for (uint32_t i = 0; i < n; i++) {
-		keys[i] = (struct leap_pf_key){.tgid = tgid, .page = pages[i]};
-		vals[i] = window << LEAP_PF_WINDOW_SHIFT |
-			  (pages[i] == marker ? LEAP_PF_MARKER : 0);
-	}
-	while (at < n && !p->no_batch) {
-		__u32 count = n - at;
-
-		if (bpf_map_update_batch(p->prefetched_fd, keys + at, vals + at, &count,
-					 NULL) == 0)
-			return;
-		/* 524: the kernel's ENOTSUPP, a map type without batches */
-		if (errno == EINVAL || errno == EOPNOTSUPP || errno == 524) {
-			p->no_batch = true;
-			break;
-		}
-		p->stats.map_errors++;
-		at += count + 1;
-	}
-	for (; at < n; at++)
-		if (bpf_map_update_elem(p->prefetched_fd, &keys[at], &vals[at], BPF_ANY))
-			p->stats.map_errors++;
+	p->stats.map_errors += p->records->add(p->records->ctx, tgid, pages, n, marker,
+					       window, &by_program);
+	p->stats.record_calls += by_program;
 }
 
 /*
@@ -374,18 +230,13 @@ static void settle_pages(struct prefetcher *p, uint32_t tgid, const struct iovec
 {
 	struct leap_issued_slot *slot;
 
-	if (p->prefetched_fd < 0)
+	if (!p->records)
 		return;
-	for (uint32_t i = 0; i < niov; i++) {
-		uint64_t first = (uintptr_t)asked[i].iov_base >> PAGE_SHIFT;
-
-		for (uint64_t k = 0;
-		     !done[i].iov_len && k < asked[i].iov_len >> PAGE_SHIFT; k++) {
-			struct leap_pf_key key = {.tgid = tgid, .page = first + k};
-
-			bpf_map_delete_elem(p->prefetched_fd, &key);
-		}
-	}
+	for (uint32_t i = 0; i < niov; i++)
+		if (!done[i].iov_len)
+			p->records->remove(p->records->ctx, tgid,
+					   (uintptr_t)asked[i].iov_base >> PAGE_SHIFT,
+					   (uint32_t)(asked[i].iov_len >> PAGE_SHIFT));
 	if (!issued || !p->issued)
 		return;
 	/* BPF reads window, then done_ns (pf_issued_before()): the time goes
@@ -464,7 +315,7 @@ uint32_t prefetch_iovecs(const uint64_t *pages, uint32_t m, bool descending,
  * issued a moment ago (p->recent) are left out: they are on their way.
  * Pages issued or -errno, as prefetch_pages.
  */
-static int advise_pages(struct prefetcher *p, struct prefetch_proc *pr, uint32_t tgid,
+static int advise_pages(struct prefetcher *p, struct proc_entry *pr, uint32_t tgid,
 			const uint64_t *pages, uint32_t m, bool descending,
 			uint64_t marker)
 {
@@ -490,11 +341,10 @@ static int advise_pages(struct prefetcher *p, struct prefetch_proc *pr, uint32_t
 	record_pages(p, tgid, pages, m, marker, p->window);
 	memcpy(orig_len, iov, niov * sizeof(*iov));
 	p->dispatch_ns = clock_ns(CLOCK_MONOTONIC);
-	rc = advise_all(p, pr->pidfd, iov, niov, &issued);
+	rc = advise_all(p, proc_pidfd(pr), iov, niov, &issued);
 	settle_pages(p, tgid, orig_len, iov, niov, issued);
 	if (rc == -ESRCH) {
-		p->stats.gone++;
-		prefetch_forget(p, tgid);
+		proc_gone(p, tgid);
 	} else if (rc == -EPERM || rc == -EACCES) {
 		p->stats.denied++;
 	}
@@ -509,10 +359,10 @@ static int advise_pages(struct prefetcher *p, struct prefetch_proc *pr, uint32_t
  * counted, the process found (NULL with *err set, a gone one counted),
  * and the pages sorted without repeats (*n updated).
  */
-static struct prefetch_proc *request_begin(struct prefetcher *p, uint32_t tgid,
-					   uint64_t *pages, uint32_t *n, int *err)
+static struct proc_entry *request_begin(struct prefetcher *p, uint32_t tgid,
+					uint64_t *pages, uint32_t *n, int *err)
 {
-	struct prefetch_proc *pr;
+	struct proc_entry *pr;
 
 	if (*n > LEAP_PREFETCH_MAX_PAGES)
 		*n = LEAP_PREFETCH_MAX_PAGES;
@@ -526,44 +376,23 @@ static struct prefetch_proc *request_begin(struct prefetcher *p, uint32_t tgid,
 
 /*
  * Whether a window starting at page lies in shared memory, whose swapped
- * pages the pagemap shows as none (vmas.h); its mappings are read at the
- * process's first window and again when one lies in a new mapping, at
- * most every VMAS_REREAD_NS, or when they are a second old.  Before, a table of 512
- * mappings and a read for every window outside it: Node.js's 1,185 mappings cost the
- * agent ~210 us an event in /proc/PID/maps and node-gc ran 0.93x of Linux's readahead
- * (2026-11-27).
+ * pages the pagemap shows as none (vmas.h, read by procs.c).
  */
-static bool proc_page_in_shmem(struct prefetch_proc *pr, uint64_t page)
+static bool window_in_shmem(struct prefetcher *p, struct proc_entry *pr, uint64_t page)
 {
-	if (!pr->vmas)
-		pr->vmas = calloc(1, sizeof(*pr->vmas));
-	return pr->vmas &&
-	       vmas_shmem(pr->vmas, pr->tgid, page, clock_ns(CLOCK_MONOTONIC)) == 1;
-}
-
-static bool window_in_shmem(struct prefetcher *p, struct prefetch_proc *pr, uint64_t page)
-{
-	if (!proc_page_in_shmem(pr, page))
+	if (!proc_in_shmem(pr, page))
 		return false;
 	p->stats.shmem_windows++;
 	return true;
 }
 
-bool prefetch_in_shmem(struct prefetcher *p, uint32_t tgid, uint64_t page)
-{
-	int err = 0;
-	struct prefetch_proc *pr = proc_get(p, tgid, &err);
-
-	return pr && proc_page_in_shmem(pr, page);
-}
-
 int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n,
 		   uint64_t marker)
 {
-	struct prefetch_proc *pr;
+	struct proc_entry *pr;
 	uint32_t m = n;
 	bool descending = n > 1 && pages[0] > pages[n - 1];
-	int err = 0;
+	int fd, rc = 0, err = 0;
 
 	p->dispatch_ns = 0;
 	if (n == 0)
@@ -571,60 +400,64 @@ int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_
 	pr = request_begin(p, tgid, pages, &m, &err);
 	if (!pr)
 		return err;
-	if (pr->pagemap_fd >= 0) {
+	fd = proc_pagemap_fd(pr);
+	if (fd >= 0) {
 		uint32_t kept =
 			window_in_shmem(p, pr, pages[0])
-				? pagemap_keep_absent(&p->pagemap, pr->pagemap_fd, pages,
-						      m)
-				: pagemap_keep_swapped(&p->pagemap, pr->pagemap_fd, pages,
-						       m, NULL);
+				? pagemap_keep_absent(&p->pagemap, fd, pages, m)
+				: pagemap_keep_swapped(&p->pagemap, fd, pages, m, NULL);
 
 		p->stats.not_swapped += m - kept;
 		m = kept;
 	}
-	if (m == 0)
-		return 0;
-	return advise_pages(p, pr, tgid, pages, m, descending, marker);
+	if (m)
+		rc = advise_pages(p, pr, tgid, pages, m, descending, marker);
+	procs_put(p->procs, pr);
+	return rc;
 }
 
 int prefetch_swap_entries(struct prefetcher *p, uint32_t tgid, uint64_t *pages,
 			  uint32_t n, uint64_t *ent)
 {
-	struct prefetch_proc *pr;
-	uint32_t m = n, kept;
-	int err = 0;
+	struct proc_entry *pr;
+	uint32_t m = n, kept = 0;
+	int fd, err = 0;
 
 	if (n == 0)
 		return 0;
 	pr = request_begin(p, tgid, pages, &m, &err);
 	if (!pr)
 		return err;
-	if (pr->pagemap_fd < 0)
-		return -EACCES;
-	kept = pagemap_keep_swapped(&p->pagemap, pr->pagemap_fd, pages, m, ent);
-	p->stats.not_swapped += m - kept;
-	return (int)kept;
+	fd = proc_pagemap_fd(pr);
+	if (fd >= 0) {
+		kept = pagemap_keep_swapped(&p->pagemap, fd, pages, m, ent);
+		p->stats.not_swapped += m - kept;
+	}
+	procs_put(p->procs, pr);
+	return fd >= 0 ? (int)kept : -EACCES;
 }
 
 int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 		    uint32_t m, bool descending, uint64_t marker)
 {
-	struct prefetch_proc *pr;
-	int err = 0;
+	struct proc_entry *pr;
+	int rc, err = 0;
 
 	if (m == 0)
 		return 0;
 	pr = proc_or_gone(p, tgid, &err);
 	if (!pr)
 		return err;
-	return advise_pages(p, pr, tgid, pages, m, descending, marker);
+	rc = advise_pages(p, pr, tgid, pages, m, descending, marker);
+	procs_put(p->procs, pr);
+	return rc;
 }
 
 int prefetch_cold(struct prefetcher *p, uint32_t tgid, uint64_t first, uint32_t n)
 {
 	struct iovec iov = {.iov_base = (void *)(uintptr_t)(first << PAGE_SHIFT),
 			    .iov_len = (size_t)n << PAGE_SHIFT};
-	struct prefetch_proc *pr;
+	struct proc_entry *pr;
 	ssize_t done;
 	int err = 0;
 
@@ -633,11 +466,12 @@ int prefetch_cold(struct prefetcher *p, uint32_t tgid, uint64_t first, uint32_t 
 	pr = proc_or_gone(p, tgid, &err);
 	if (!pr)
 		return err;
-	done = timed_madvise(pr->pidfd, &iov, 1, MADV_COLD, &p->stats.cold);
+	done = timed_madvise(proc_pidfd(pr), &iov, 1, MADV_COLD, &p->stats.cold);
+	err = done < 0 ? -errno : 0;
+	procs_put(p->procs, pr);
 	if (done < 0) {
-		err = -errno;
 		if (err == -ESRCH)
-			prefetch_forget(p, tgid);
+			proc_gone(p, tgid);
 		/* -ENOMEM: part of the range is unmapped (freed meanwhile). */
 		return err == -ENOMEM ? 0 : err;
 	}
@@ -653,16 +487,9 @@ void prefetch_record(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 	p->stats.issued += m;
 }
 
-uint32_t prefetch_count_mapped(struct prefetcher *p, uint32_t tgid, uint64_t first,
-			       uint32_t n)
+static int sys_pidfd_open(pid_t pid)
 {
-	struct prefetch_proc *pr;
-	int err = 0;
-
-	pr = proc_get(p, tgid, &err);
-	if (!pr || pr->pagemap_fd < 0)
-		return 0;
-	return pagemap_count_present(&p->pagemap, pr->pagemap_fd, first, n);
+	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
 int prefetch_probe_willneed(const char **why)

@@ -12,9 +12,8 @@
 
 #include "leap_event.h"
 #include "pagemap.h"
-#include "vmas.h"
+#include "procs.h"
 
-#define PREFETCH_FD_CACHE	64
 #define LEAP_PREFETCH_MAX_PAGES 1024 /* one engine window at most */
 
 /* Calls of one process_madvise advice and the time inside them. */
@@ -49,19 +48,25 @@ struct prefetch_stats {
 	struct madvise_time cold;
 };
 
-struct prefetch_proc {
-	uint32_t tgid; /* 0: free */
-	int pidfd;
-	int pagemap_fd; /* -1 when unreadable: no filtering for this process */
-	uint64_t last_used;
-	bool pinned; /* opened while privileged (prefetch_preopen): never evicted */
-	struct proc_vmas *vmas; /* its mappings, read at its first window; NULL before */
+/*
+ * Where a window's pages are recorded for the BPF side before they are
+ * asked for (the observer's prefetched-page map, observer.h
+ * leap_records_add()), and where refused ones come back out.
+ */
+struct prefetch_records {
+	/* How many of pages[0..n) could not be recorded; *by_program: one
+	 * leap_record run did it. */
+	uint32_t (*add)(void *ctx, uint32_t tgid, const uint64_t *pages, uint32_t n,
+			uint64_t marker, uint32_t window, bool *by_program);
+	void (*remove)(void *ctx, uint32_t tgid, uint64_t first, uint32_t n);
+	void *ctx;
 };
 
 struct prefetcher {
-	struct prefetch_proc procs[PREFETCH_FD_CACHE];
-	int prefetched_fd; /* BPF leap_prefetched map, -1: none (tests) */
-	int record_fd;	   /* BPF leap_record program, -1: batch updates */
+	/* the processes' files, shared by every prefetcher of the agent */
+	struct procs *procs;
+	/* NULL: windows are not recorded (tests) */
+	const struct prefetch_records *records;
 	/* BPF leap_issued, mmapped (LEAP_ISSUED_WINDOWS slots); NULL: none */
 	struct leap_issued_slot *issued;
 	/* BPF leap_pf_regions, mmapped (LEAP_PF_REGIONS bytes): where a
@@ -71,18 +76,15 @@ struct prefetcher {
 	 * NULL: none (tests) */
 	struct leap_recent *recent;
 	uint32_t window; /* the newest window recorded (LEAP_PF_WINDOW_SHIFT) */
-	bool use_pagemap;
 	struct pagemap_reader pagemap;
-	bool no_batch; /* the kernel has no BPF_MAP_UPDATE_BATCH (< 5.6) */
-	uint64_t clock;
 	/* CLOCK_MONOTONIC when the last prefetch_pages() handed its window to
 	 * the kernel (process_madvise(WILLNEED) entered); 0: it did not. */
 	uint64_t dispatch_ns;
 	struct prefetch_stats stats;
 };
 
-void prefetch_init(struct prefetcher *p, int prefetched_map_fd, bool use_pagemap);
-void prefetch_close(struct prefetcher *p);
+/* A prefetcher over the shared process files procs; nothing recorded yet. */
+void prefetch_init(struct prefetcher *p, struct procs *procs);
 /* Adds s to to, field by field (the workers' stats into the agent's). */
 void prefetch_stats_add(struct prefetch_stats *to, const struct prefetch_stats *s);
 /*
@@ -96,13 +98,6 @@ void prefetch_stats_add(struct prefetch_stats *to, const struct prefetch_stats *
  */
 int prefetch_pages(struct prefetcher *p, uint32_t tgid, uint64_t *pages, uint32_t n,
 		   uint64_t marker);
-/*
- * Opens tgid's pidfd and pagemap now and keeps them until the process is
- * forgotten: a pagemap opened with CAP_SYS_ADMIN shows swap entries for as
- * long as it stays open (swapslot.h), so backend mode opens the processes
- * it knows before the agent drops its capabilities.  0 or -errno.
- */
-int prefetch_preopen(struct prefetcher *p, uint32_t tgid);
 /*
  * Backend mode, step 1: sorts and de-duplicates pages[0..n), keeps those
  * pagemap shows swapped out (not resident) and stores each one's pagemap
@@ -132,12 +127,6 @@ void prefetch_record(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 uint32_t prefetch_iovecs(const uint64_t *pages, uint32_t m, bool descending,
 			 struct iovec *iov);
 /*
- * How many of pages first..first+n-1 of tgid are mapped (pagemap bit 63),
- * n <= 64; 0 when unknown.
- */
-uint32_t prefetch_count_mapped(struct prefetcher *p, uint32_t tgid, uint64_t first,
-			       uint32_t n);
-/*
  * process_madvise(MADV_COLD) on pages first..first+n-1 of tgid: pages a
  * fill is done with, so reclaim takes them before the pages still to be
  * used (mm/madvise.c madvise_cold_or_pageout_pte_range(): the young bit is
@@ -146,14 +135,6 @@ uint32_t prefetch_count_mapped(struct prefetcher *p, uint32_t tgid, uint64_t fir
  * kernel refuses MADV_COLD through process_madvise, < 5.10).
  */
 int prefetch_cold(struct prefetcher *p, uint32_t tgid, uint64_t first, uint32_t n);
-/*
- * Whether page of tgid lies in a shared-memory mapping (shmem: MAP_SHARED |
- * MAP_ANONYMOUS, memfd, SysV shm, tmpfs), from the process's mappings as
- * the windows read them (vmas.h); false when unknown.
- */
-bool prefetch_in_shmem(struct prefetcher *p, uint32_t tgid, uint64_t page);
-/* Forgets a process (it exited). */
-void prefetch_forget(struct prefetcher *p, uint32_t tgid);
 /* Whether this kernel accepts process_madvise(MADV_WILLNEED): 1 yes, 0 no. */
 int prefetch_probe_willneed(const char **why);
 

@@ -123,7 +123,7 @@ static void preopen_after_exec(struct agent *a, pid_t child, int *ex_read)
 		;
 	close(*ex_read);
 	*ex_read = -1;
-	if (prefetch_preopen(&a->pf, (uint32_t)child))
+	if (procs_preopen(a->ex.procs, (uint32_t)child))
 		fprintf(stderr, "leap-agent: pid %d: cannot open its pagemap\n", child);
 }
 
@@ -217,14 +217,14 @@ int do_run(int argc, char **argv)
 	}
 	if (pol.mode == AGENT_MODE_LEAP)
 		session_warn_observing(&s);
-	if (!s.a->be)
+	if (!s.a->ex.be)
 		session_drop_caps(&s, false);
 	session_clock_start(&s);
 	if (write(go[1], "g", 1) != 1)
 		goto out;
 	close(go[1]);
 	go[1] = -1;
-	if (s.a->be) {
+	if (s.a->ex.be) {
 		preopen_after_exec(s.a, child, &ex[0]);
 		session_drop_caps(&s, false);
 	}

@@ -98,45 +98,45 @@ static int start_backend(struct agent *a, const struct agent_opts *o)
 
 	if (!o->backend_sock)
 		return 0;
-	a->be = calloc(1, sizeof(*a->be));
-	if (!a->be)
+	a->ex.be = calloc(1, sizeof(*a->ex.be));
+	if (!a->ex.be)
 		return -ENOMEM;
-	rc = backend_open(a->be, o->backend_sock, o->backend_dev, err, sizeof(err));
+	rc = backend_open(a->ex.be, o->backend_sock, o->backend_dev, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "leap-agent: backend: %s\n", err);
-		free(a->be);
-		a->be = NULL;
+		free(a->ex.be);
+		a->ex.be = NULL;
 		return rc;
 	}
-	backend_stat(a->be, "hits", &a->be_hits0);
-	a->be_swapcache = !o->backend_cache_only;
-	if (a->be_swapcache && !a->prefetch_ok) {
+	backend_stat(a->ex.be, "hits", &a->ex.be_hits0);
+	a->ex.be_swapcache = !o->backend_cache_only;
+	if (a->ex.be_swapcache && !a->ex.prefetch_ok) {
 		/* Kernels before 5.15 refuse WILLNEED: the cache alone still works. */
-		fprintf(stderr, "leap-agent: %s: %s\n", a->prefetch_why,
+		fprintf(stderr, "leap-agent: %s: %s\n", a->ex.prefetch_why,
 			o->backend_into_given ? "--backend-into swapcache needs it; use "
 						"--backend-into cache"
 					      : "pushing to leap-swapd's cache only "
 						"(--backend-into cache)");
 		if (o->backend_into_given)
 			return -ENOTSUP;
-		a->be_swapcache = false;
+		a->ex.be_swapcache = false;
 	}
 	return 0;
 }
 
 static void stop_backend(struct agent *a)
 {
-	if (!a->be)
+	if (!a->ex.be)
 		return;
-	backend_close(a->be);
-	free(a->be);
-	a->be = NULL;
+	backend_close(a->ex.be);
+	free(a->ex.be);
+	a->ex.be = NULL;
 }
 
 static int start_observer(struct agent *a, const struct agent_opts *o)
 {
 	struct leap_observer_opts oo = {
-		.backend_dev = a->be ? a->be->kdev : 0,
+		.backend_dev = a->ex.be ? a->ex.be->kdev : 0,
 		.hook = o->hook,
 		.ringbuf_bytes = (o->ring_kb ? o->ring_kb : a->config.ring_kb) * 1024u,
 		/* Only misses, hits and swap faults reach us; misses and hits on
@@ -163,7 +163,9 @@ static int start_observer(struct agent *a, const struct agent_opts *o)
 				       : "");
 		return rc;
 	}
-	agent_attach_observer(a, a->obs);
+	rc = agent_attach_observer(a, a->obs, o->record_path);
+	if (rc)
+		return rc;
 	a->verbose = o->verbose;
 	a->bpf_stats = o->bpf_stats;
 	if (o->bpf_stats) {
@@ -229,8 +231,9 @@ int session_start(struct session *s)
 
 void session_warn_observing(const struct session *s)
 {
-	if (!s->a->prefetch_ok && !s->a->be)
-		fprintf(stderr, "leap-agent: %s: observing only\n", s->a->prefetch_why);
+	if (!s->a->ex.prefetch_ok && !s->a->ex.be)
+		fprintf(stderr, "leap-agent: %s: observing only\n",
+			s->a->ex.prefetch_why);
 }
 
 void session_drop_caps(struct session *s, bool keep_sys_admin)

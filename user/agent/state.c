@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "account.h"
 #include "agent.h"
 #include "counters.h"
 #include "hooks.h"
@@ -28,7 +29,7 @@ static json_object *reaction_json(const struct agent *a)
 	json_object_object_add(h, STATE_R_BOUNDS, bounds);
 	for (uint32_t k = 0; k < LEAP_STATS_SLOTS; k++) {
 		json_object *sl, *counts;
-		bool used = a->lat_sum_us[k] != 0;
+		bool used = a->acct.lat.sum_us[k] != 0;
 		char key[16];
 
 		for (int i = 0; !used && i < a->ntargets; i++)
@@ -38,11 +39,11 @@ static json_object *reaction_json(const struct agent *a)
 		sl = json_object_new_object();
 		counts = json_object_new_array();
 		for (int i = 0; i <= AGENT_LAT_BUCKETS; i++)
-			json_object_array_add(counts,
-					      json_object_new_uint64(a->lat_hist[k][i]));
+			json_object_array_add(
+				counts, json_object_new_uint64(a->acct.lat.hist[k][i]));
 		json_object_object_add(sl, STATE_R_COUNTS, counts);
 		json_object_object_add(sl, STATE_R_SUM,
-				       json_object_new_uint64(a->lat_sum_us[k]));
+				       json_object_new_uint64(a->acct.lat.sum_us[k]));
 		snprintf(key, sizeof(key), "%u", k);
 		json_object_object_add(slots, key, sl);
 	}
@@ -76,6 +77,8 @@ json_object *state_targets_json(const struct agent *a)
 
 	for (int i = 0; i < a->ntargets; i++) {
 		const struct agent_target *tg = &a->targets[i];
+		const struct leap_cost *cost =
+			leap_core_target_cost(a->dec.core, tg->core_id);
 		json_object *t = json_object_new_object();
 		bool cg = tg->kind == TARGET_CGROUP;
 
@@ -95,9 +98,8 @@ json_object *state_targets_json(const struct agent *a)
 				       json_object_new_int((int)tg->slot));
 		json_object_object_add(
 			t, STATE_T_PREFETCH,
-			json_object_new_string(leap_cost_state_name(tg->cost.state)));
-		json_object_object_add(t, STATE_T_WHY,
-				       json_object_new_string(tg->cost.why));
+			json_object_new_string(leap_cost_state_name(cost->state)));
+		json_object_object_add(t, STATE_T_WHY, json_object_new_string(cost->why));
 		if (cg) {
 			json_object_object_add(t, STATE_T_MATCH,
 					       json_object_new_string(tg->policy.exact
@@ -135,8 +137,9 @@ static json_object *agent_json(const struct agent *a)
 			       json_object_new_double(tv_s(ru.ru_utime)));
 	json_object_object_add(o, STATE_A_CPU_SYSTEM,
 			       json_object_new_double(tv_s(ru.ru_stime)));
-	json_object_object_add(o, STATE_A_PREFETCH_CPU,
-			       json_object_new_double(a->pf_sum.willneed.cpu_ns / 1e9));
+	json_object_object_add(
+		o, STATE_A_PREFETCH_CPU,
+		json_object_new_double(a->acct.pf_sum.willneed.cpu_ns / 1e9));
 	agent_workers_json(o, a);
 	if (a->bpf_stats) {
 		struct leap_prog_stats ps[16];
@@ -169,15 +172,15 @@ void state_write(struct agent *a, const char *caps)
 			       json_object_new_string(agent_prefetch_via(a)));
 	json_object_object_add(
 		o, STATE_PREFETCH_REASON,
-		json_object_new_string(a->prefetch_why ? a->prefetch_why : ""));
+		json_object_new_string(a->ex.prefetch_why ? a->ex.prefetch_why : ""));
 	json_object_object_add(o, STATE_PUSHES_ONLY,
 			       json_object_new_boolean(agent_pushes_only(a)));
 	json_object_object_add(o, STATE_CAPS, json_object_new_string(caps ? caps : ""));
 	json_object_object_add(o, STATE_FAULT_HOOKS,
 			       json_object_new_string(hooks_state(a)));
-	if (a->be)
+	if (a->ex.be)
 		json_object_object_add(o, STATE_BACKEND_SOCKET,
-				       json_object_new_string(a->be->path));
+				       json_object_new_string(a->ex.be->path));
 	json_object_object_add(o, STATE_TARGETS, state_targets_json(a));
 	json_object_object_add(o, STATE_AGENT, agent_json(a));
 	json_object_object_add(o, STATE_REACTION, reaction_json(a));

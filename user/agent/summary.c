@@ -2,6 +2,7 @@
 /* The report of a stopped agent (summary.h). */
 #include <sys/resource.h>
 
+#include "account.h"
 #include "agent.h"
 #include "cgroup.h"
 #include "counters.h"
@@ -93,7 +94,7 @@ json_object *summary_build(struct agent *a, double wall_s, struct cpu_time cpu)
 	struct leap_cg_stats s;
 
 	agent_refresh(a);
-	willneed_cpu = a->pf_sum.willneed.cpu_ns / 1e9;
+	willneed_cpu = a->acct.pf_sum.willneed.cpu_ns / 1e9;
 	own_cpu = cpu.user + cpu.sys - willneed_cpu;
 	if (own_cpu < 0)
 		own_cpu = 0;
@@ -107,37 +108,40 @@ json_object *summary_build(struct agent *a, double wall_s, struct cpu_time cpu)
 	add_double(o, "coverage", cov);
 	json_object_object_add(o, "prefetch_via",
 			       json_object_new_string(agent_prefetch_via(a)));
-	if (a->be) {
-		uint64_t hits = a->be_hits0;
+	if (a->ex.be) {
+		uint64_t hits = a->ex.be_hits0;
 
 		/* leap-swapd's own count, asked once now (not a counter of ours). */
-		if (a->be->fd >= 0)
-			backend_stat(a->be, "hits", &hits);
+		if (a->ex.be->fd >= 0)
+			backend_stat(a->ex.be, "hits", &hits);
 		json_object_object_add(o, "backend_cache_hits",
-				       json_object_new_uint64(hits - a->be_hits0));
+				       json_object_new_uint64(hits - a->ex.be_hits0));
 		json_object_object_add(o, "backend_swap_type",
-				       json_object_new_int(a->be->swap_type));
+				       json_object_new_int(a->ex.be->swap_type));
 	}
 	add_double(o, "agent_cpu_us_per_event",
-		   per_event_us(cpu.user + cpu.sys, a->c.events));
-	add_double(o, "agent_user_us_per_event", per_event_us(cpu.user, a->c.events));
+		   per_event_us(cpu.user + cpu.sys,
+				leap_core_counters(a->dec.core)->events));
+	add_double(o, "agent_user_us_per_event",
+		   per_event_us(cpu.user, leap_core_counters(a->dec.core)->events));
 	/* What the kernel did inside process_madvise for the windows (page
 	 * allocation, memcg charge and its reclaim, read submission) apart
 	 * from the agent's own work. */
 	add_double(o, "prefetch_syscall_cpu_s", willneed_cpu);
-	add_double(o, "prefetch_syscall_wall_s", a->pf_sum.willneed.wall_ns / 1e9);
+	add_double(o, "prefetch_syscall_wall_s", a->acct.pf_sum.willneed.wall_ns / 1e9);
 	json_object_object_add(o, "workers",
-			       json_object_new_int((int)issuer_workers(a->iss)));
+			       json_object_new_int((int)issuer_workers(a->ex.iss)));
 	agent_workers_json(o, a);
-	add_double(o, "cold_syscall_cpu_s", a->pf_sum.cold.cpu_ns / 1e9);
-	add_double(o, "agent_own_cpu_us_per_event", per_event_us(own_cpu, a->c.events));
-	add_double(o, "reaction_p50_us", agent_latency_us(a, 50));
-	add_double(o, "reaction_p99_us", agent_latency_us(a, 99));
+	add_double(o, "cold_syscall_cpu_s", a->acct.pf_sum.cold.cpu_ns / 1e9);
+	add_double(o, "agent_own_cpu_us_per_event",
+		   per_event_us(own_cpu, leap_core_counters(a->dec.core)->events));
+	add_double(o, "reaction_p50_us", agent_latency_us(&a->acct.lat, 50));
+	add_double(o, "reaction_p99_us", agent_latency_us(&a->acct.lat, 99));
 	/* The agent's part of the reaction: the miss's event sent to its
 	 * window handed to the kernel (agent_record_dispatch()). */
-	add_double(o, "dispatch_p50_us", agent_dispatch_us(a, 50));
-	add_double(o, "dispatch_p99_us", agent_dispatch_us(a, 99));
-	add_double(o, "fault_hooks_arm_max_us", a->arm_latency_max_ns / 1e3);
+	add_double(o, "dispatch_p50_us", agent_dispatch_us(&a->acct.lat, 50));
+	add_double(o, "dispatch_p99_us", agent_dispatch_us(&a->acct.lat, 99));
+	add_double(o, "fault_hooks_arm_max_us", a->arm.arm_latency_max_ns / 1e3);
 	json_object_object_add(o, "targets", state_targets_json(a));
 	if (a->bpf_stats)
 		add_bpf_stats(o, a, &s);

@@ -5,10 +5,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "account.h"
 #include "cgroup.h"
+#include "decision.h"
 #include "targets.h"
 
-static uint32_t target_flags(const struct agent_target *t)
+static uint32_t target_flags(const struct agent *a, const struct agent_target *t)
 {
 	const struct agent_policy *p = &t->policy;
 	uint32_t f = 0;
@@ -27,18 +29,18 @@ static uint32_t target_flags(const struct agent_target *t)
 		f |= LEAP_TGT_THREAD_DELTAS;
 	if (p->exact)
 		f |= LEAP_TGT_EXACT;
-	if (t->cost.state == LEAP_COST_STANDBY)
+	if (leap_core_target_standby(a->dec.core, t->core_id))
 		f |= LEAP_TGT_STANDBY;
 	return f;
 }
 
 int target_push(struct agent *a, struct agent_target *t, char *err, size_t errlen)
 {
-	struct leap_target bt = {.stats_slot = t->slot, .flags = target_flags(t)};
+	struct leap_target bt = {.stats_slot = t->slot, .flags = target_flags(a, t)};
 	int rc;
 
-	if (a->iss)
-		issuer_set_rate(a->iss, t->slot, t->policy.prefetch_rate);
+	if (a->ex.iss)
+		issuer_set_rate(a->ex.iss, t->slot, t->policy.prefetch_rate);
 	if (t->kind == TARGET_CGROUP)
 		rc = leap_observer_add_cgroup(a->obs, t->cgroup_id, &bt);
 	else
@@ -50,7 +52,8 @@ int target_push(struct agent *a, struct agent_target *t, char *err, size_t errle
 	return rc;
 }
 
-/* The next free entry of a->targets, set up but not yet counted in. */
+/* The next free entry of a->targets, set up (in the decision core too) but
+ * not yet counted in; NULL when the core has no room. */
 static struct agent_target *target_new(struct agent *a, enum target_kind kind,
 				       const struct agent_policy *pol, uint32_t slot)
 {
@@ -60,8 +63,15 @@ static struct agent_target *target_new(struct agent *a, enum target_kind kind,
 	t->kind = kind;
 	t->policy = *pol;
 	t->slot = slot;
-	leap_cost_init(&t->cost, &a->cost_params);
-	return t;
+	t->core_id = decision_target_add(a, pol);
+	return t->core_id == LEAP_CORE_NO_TARGET ? NULL : t;
+}
+
+/* Pushing t into BPF failed: the core forgets it too. */
+static int target_abandon(struct agent *a, struct agent_target *t, int rc)
+{
+	decision_target_remove(a, t->core_id);
+	return rc;
 }
 
 int agent_add_cgroup(struct agent *a, const char *path, const struct agent_policy *pol,
@@ -96,6 +106,10 @@ int agent_add_cgroup_opts(struct agent *a, const char *path,
 		return -ENOSPC;
 	}
 	t = target_new(a, TARGET_CGROUP, pol, a->next_slot);
+	if (!t) {
+		snprintf(err, errlen, "too many targets");
+		return -ENOSPC;
+	}
 	t->cgroup_id = id;
 	snprintf(t->path, sizeof(t->path), "%s", path);
 	t->exact_forced = force_exact;
@@ -103,7 +117,7 @@ int agent_add_cgroup_opts(struct agent *a, const char *path,
 		t->policy.exact = true;
 	rc = target_push(a, t, err, errlen);
 	if (rc)
-		return rc;
+		return target_abandon(a, t, rc);
 	a->next_slot++;
 	a->ntargets++;
 	return 0;
@@ -121,11 +135,15 @@ int agent_add_pid(struct agent *a, uint32_t tgid, const struct agent_policy *pol
 	}
 	/* Slot 0 collects every pid target's counts (agent_init()). */
 	t = target_new(a, TARGET_PID, pol, 0);
+	if (!t) {
+		snprintf(err, errlen, "too many targets");
+		return -ENOSPC;
+	}
 	t->tgid = tgid;
 	snprintf(t->path, sizeof(t->path), "%u", tgid);
 	rc = target_push(a, t, err, errlen);
 	if (rc)
-		return rc;
+		return target_abandon(a, t, rc);
 	a->ntargets++;
 	return 0;
 }
@@ -144,9 +162,9 @@ void agent_apply_config(struct agent *a, const struct agent_config *cfg)
 			&a->config, t->kind == TARGET_CGROUP ? t->path : NULL);
 		if (t->exact_forced)
 			t->policy.exact = true;
-		/* Now prefetching whatever it costs: no longer standing down. */
-		if (!target_cost_aware(t) && t->cost.state == LEAP_COST_STANDBY)
-			leap_cost_init(&t->cost, &a->cost_params);
+		/* Now prefetching whatever it costs: no longer standing down
+		 * (target_push() below clears its BPF flag). */
+		decision_target_set(a, t->core_id, &t->policy);
 		/* Now exact: its descendants match elsewhere or not at all; BPF
 		 * names them afresh at their next fault. */
 		if (t->kind == TARGET_CGROUP && !was_exact && t->policy.exact)
@@ -182,13 +200,6 @@ struct agent_target *target_of_event(struct agent *a, const struct leap_event *e
 		    a->targets[i].cgroup_id == target_id)
 			return &a->targets[i];
 	return NULL;
-}
-
-void target_forget_process(struct agent *a, uint32_t tgid)
-{
-	a->c.exited++;
-	leap_table_drop_tgid(&a->streams, tgid);
-	prefetch_forget(&a->pf, tgid);
 }
 
 static bool pid_alive(uint32_t tgid)
@@ -265,7 +276,8 @@ void targets_tick(struct agent *a)
 		fprintf(stderr, "leap-agent: pid %u exited; no longer watched\n",
 			t->tgid);
 		leap_observer_remove_pid(a->obs, t->tgid);
-		target_forget_process(a, t->tgid);
+		account_forget_process(a, t->tgid);
+		decision_target_remove(a, t->core_id);
 		a->targets[i] = a->targets[--a->ntargets];
 		i--;
 	}

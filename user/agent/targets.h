@@ -15,21 +15,12 @@
 
 #include "agent.h"
 
-/* Whether t's verdict is the agent's to make: mode leap, stand_down auto. */
-static inline bool target_cost_aware(const struct agent_target *t)
-{
-	return t->policy.mode == AGENT_MODE_LEAP && t->policy.stand_down;
-}
-
 /* Writes t's entry (flags, stats slot) into BPF; err (if not NULL) says why not. */
 int target_push(struct agent *a, struct agent_target *t, char *err, size_t errlen);
 
 /* The target an event is of: its pid, its cgroup, or the target that BPF
  * matched its cgroup to (leaves.h); NULL: none. */
 struct agent_target *target_of_event(struct agent *a, const struct leap_event *ev);
-
-/* A process gone: its streams and its prefetch cache are dropped. */
-void target_forget_process(struct agent *a, uint32_t tgid);
 
 /* Once a tick: removed and returned cgroups, the leaves, exited pids. */
 void targets_tick(struct agent *a);

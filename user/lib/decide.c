@@ -15,7 +15,8 @@
  * Returns the gap in pages, 0 when not served.
  */
 static uint64_t served_gap(struct leap_stream *s, const struct leap_decide_cfg *cfg,
-			   uint64_t page, leap_mapped_fn mapped, void *ctx, bool *asked)
+			   uint64_t page, const struct leap_decide_facts *facts,
+			   bool *asked)
 {
 	uint64_t prev = s->hist.last_page, gap;
 	int64_t signed_gap = (int64_t)(page - prev);
@@ -37,7 +38,8 @@ static uint64_t served_gap(struct leap_stream *s, const struct leap_decide_cfg *
 		return gap;
 	}
 	*asked = true;
-	if (mapped && mapped(ctx, (page > prev ? prev : page) + 1, (uint32_t)gap - 1)) {
+	if (facts->mapped && facts->mapped(facts->ctx, (page > prev ? prev : page) + 1,
+					   (uint32_t)gap - 1)) {
 		s->kra_gap = signed_gap;
 		s->kra_trust = cfg->kra_trust;
 		return gap;
@@ -46,9 +48,17 @@ static uint64_t served_gap(struct leap_stream *s, const struct leap_decide_cfg *
 	return 0;
 }
 
+/* Asked last, only of a served read stream that would otherwise go out. */
+static bool in_shmem(const struct leap_decide_facts *facts, uint64_t page,
+		     struct leap_plan *plan)
+{
+	plan->shmem = facts->shmem && facts->shmem(facts->ctx, page);
+	return plan->shmem;
+}
+
 uint32_t leap_decide(struct leap_stream *s, const struct leap_params *p,
 		     const struct leap_decide_cfg *cfg, const struct leap_fault *f,
-		     leap_mapped_fn mapped, void *ctx, uint64_t *out, uint32_t cap,
+		     const struct leap_decide_facts *facts, uint64_t *out, uint32_t cap,
 		     struct leap_plan *plan)
 {
 	uint64_t prev = s->hist.last_page;
@@ -61,7 +71,7 @@ uint32_t leap_decide(struct leap_stream *s, const struct leap_params *p,
 		leap_stream_late(s, p);
 	if (!f->hit && cfg->follow_kernel_ra) {
 		plan->kra_checked = true;
-		plan->ra_gap = served_gap(s, cfg, f->page, mapped, ctx, &plan->asked);
+		plan->ra_gap = served_gap(s, cfg, f->page, facts, &plan->asked);
 		/* A served fill gets no window of ours (the agent's
 		 * decide_cfg() says why); a read stream's goes out past the
 		 * kernel's, unless every served stream is held, or it reads
@@ -71,7 +81,7 @@ uint32_t leap_decide(struct leap_stream *s, const struct leap_params *p,
 		 * docs/bench-real.md; why was not found), while the same
 		 * windows over private memory gained 1.1-1.4x. */
 		plan->hold = plan->ra_gap && !cfg->hold_none &&
-			     (cfg->hold_all || f->fill || f->shmem);
+			     (cfg->hold_all || f->fill || in_shmem(facts, f->page, plan));
 		if (plan->ra_gap && f->fill && cfg->cold_behind)
 			plan->cold_n = leap_behind_advance(
 				&s->behind, f->page, f->page > prev ? 1 : -1,

@@ -190,12 +190,18 @@ struct leap_stream *leap_table_get(struct leap_table *t,
 	leap_stream_init(s, &t->deltas[(size_t)n * t->hsize_max], t->hsize_max);
 	leap_stream_reset(s, hsize);
 	s->key = *key;
+	s->gen = ++t->gens;
 	s->in_use = true;
 	s->last_used = now;
 	t->index[i] = n + 1;
 	lru_push_front(t, n);
 	t->used++;
 	return s;
+}
+
+uint32_t leap_table_slot(const struct leap_table *t, const struct leap_stream *s)
+{
+	return (uint32_t)(s - t->streams);
 }
 
 uint32_t leap_table_expire(struct leap_table *t, uint64_t now, uint64_t idle)

@@ -1,0 +1,343 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The decision core (user/lib/core.c): one event in, one plan out.  Events
+ * are made here as the observer would send them; the facts port is a
+ * stand-in that counts its questions.
+ */
+#include <string.h>
+
+#include "engine_test.h"
+#include "leap/core.h"
+
+static struct {
+	bool mapped, shmem;
+	unsigned mapped_asked, shmem_asked;
+} port_state;
+
+static bool fake_mapped(void *ctx, uint32_t tgid, uint64_t first, uint32_t n)
+{
+	(void)ctx;
+	(void)tgid;
+	(void)first;
+	(void)n;
+	port_state.mapped_asked++;
+	return port_state.mapped;
+}
+
+static bool fake_shmem(void *ctx, uint32_t tgid, uint64_t page)
+{
+	(void)ctx;
+	(void)tgid;
+	(void)page;
+	port_state.shmem_asked++;
+	return port_state.shmem;
+}
+
+static const struct leap_core_facts port = {.mapped = fake_mapped, .shmem = fake_shmem};
+
+static struct leap_core *core_new(void)
+{
+	struct leap_core_config cfg = {.streams = 8, .cold_chunk = 16, .kra_trust = 3};
+	struct leap_core_env env = {.swap = {.sync_pct = 0},
+				    .ra_pages = 8,
+				    .can_prefetch = true,
+				    .can_cold = true};
+	struct leap_core *c;
+
+	memset(&port_state, 0, sizeof(port_state));
+	leap_cost_params_default(&cfg.cost);
+	c = leap_core_new(&cfg);
+	assert_non_null(c);
+	leap_core_set_env(c, &env);
+	return c;
+}
+
+static uint32_t add_target(struct leap_core *c, enum leap_core_mode mode, bool stand_down)
+{
+	struct leap_core_policy p = {.mode = mode, .stand_down = stand_down};
+	uint32_t id;
+
+	leap_params_default(&p.params);
+	id = leap_core_target_add(c, &p);
+	assert_true(id < LEAP_CORE_TARGETS);
+	return id;
+}
+
+static struct leap_event event(uint64_t page, uint32_t flags, uint64_t ts)
+{
+	return (struct leap_event){.ts_ns = ts,
+				   .cgroup_id = 7,
+				   .addr = page << LEAP_PAGE_SHIFT,
+				   .tgid = 100,
+				   .tid = 100,
+				   .flags = flags};
+}
+
+#define MISS (LEAP_EV_MAJOR | LEAP_EV_SWAPIN_IO)
+
+static const struct leap_core_plan *feed(struct leap_core *c, uint32_t t, uint64_t page,
+					 uint32_t flags, uint64_t ts)
+{
+	struct leap_event ev = event(page, flags, ts);
+
+	return leap_core_event(c, t, &ev, &port);
+}
+
+/* A stride of 16 pages (past the kernel's reach): windows, never a question. */
+static void test_stride_windows(void **state)
+{
+	struct leap_core *c = core_new();
+	uint32_t t = add_target(c, LEAP_CORE_LEAP, true);
+	const struct leap_core_plan *pl = NULL;
+	uint32_t windows = 0;
+	(void)state;
+
+	for (int i = 0; i < 40; i++) {
+		pl = feed(c, t, 1000 + 16 * (uint64_t)i, MISS, 1000 + (uint64_t)i);
+		assert_int_equal(pl->cls, LEAP_CLASS_READ);
+		windows += pl->n > 0;
+		if (pl->n) {
+			assert_int_equal(pl->gate, LEAP_GATE_NONE);
+			assert_int_equal((pl->pages[0] - (1000 + 16 * (uint64_t)i)) % 16,
+					 0);
+		}
+	}
+	assert_true(windows > 30);
+	assert_int_equal(port_state.mapped_asked, 0);
+	assert_int_equal(port_state.shmem_asked, 0);
+	assert_int_equal(leap_core_counters(c)->windows, windows);
+	assert_int_equal(leap_core_counters(c)->swap_faults, 40);
+	/* The stream is named for the workers, with its newest page. */
+	assert_true(pl->stream.gen != 0);
+	assert_int_equal(pl->progress, 1000 + 16 * 39);
+	leap_core_free(c);
+}
+
+/* What each kind of event is, and what it counts. */
+static void test_classify(void **state)
+{
+	struct leap_core *c = core_new();
+	uint32_t t = add_target(c, LEAP_CORE_LEAP, true);
+	const struct leap_core_counters *k = leap_core_counters(c);
+	(void)state;
+
+	assert_int_equal(feed(c, t, 10, MISS, 1)->cls, LEAP_CLASS_READ);
+	assert_int_equal(feed(c, t, 11, MISS | LEAP_EV_WRITE, 2)->cls, LEAP_CLASS_FILL);
+	assert_int_equal(feed(c, t, 12, LEAP_EV_MAJOR | LEAP_EV_SWAPIN_ZERO, 3)->cls,
+			 LEAP_CLASS_FILL);
+	assert_int_equal(feed(c, t, 13, LEAP_EV_PREFETCHED, 4)->cls, LEAP_CLASS_HIT);
+	assert_true(feed(c, t, 14, LEAP_EV_PREFETCHED, 5)->count_hit);
+	assert_int_equal(feed(c, t, 15, MISS | LEAP_EV_PREFETCHED, 6)->cls,
+			 LEAP_CLASS_LATE);
+	assert_int_equal(feed(c, t, 16, LEAP_EV_SWAP, 7)->cls, LEAP_CLASS_SWAP);
+	assert_int_equal(feed(c, t, 17, 0, 8)->cls, LEAP_CLASS_IGNORED);
+	assert_int_equal(feed(c, LEAP_CORE_NO_TARGET, 18, MISS, 9)->cls, LEAP_CLASS_NONE);
+	assert_int_equal(k->events, 9);
+	assert_int_equal(k->swap_faults, 7);
+	assert_int_equal(k->ignored, 1);
+	assert_int_equal(k->hits, 2);
+	assert_int_equal(k->late, 1);
+	assert_int_equal(k->zero_misses, 1);
+	leap_core_free(c);
+}
+
+/* Gates: observe decides but never issues; nothing issues without a
+ * channel. */
+static void test_gates(void **state)
+{
+	struct leap_core *c = core_new();
+	uint32_t obs = add_target(c, LEAP_CORE_OBSERVE, true);
+	struct leap_core_env env = *leap_core_env(c);
+	const struct leap_core_plan *pl;
+	uint32_t decided = 0;
+	(void)state;
+
+	for (int i = 0; i < 20; i++) {
+		pl = feed(c, obs, 5000 + 16 * (uint64_t)i, MISS, (uint64_t)i);
+		assert_int_equal(pl->n, 0);
+		if (pl->decided) {
+			decided++;
+			assert_int_equal(pl->gate, LEAP_GATE_MODE);
+		}
+	}
+	assert_true(decided > 10);
+	assert_int_equal(leap_core_counters(c)->gated[LEAP_GATE_MODE], decided);
+
+	env.can_prefetch = false;
+	leap_core_set_env(c, &env);
+	obs = add_target(c, LEAP_CORE_LEAP, false);
+	decided = 0;
+	for (int i = 0; i < 20; i++) {
+		pl = feed(c, obs, 9000 + 16 * (uint64_t)i, MISS, (uint64_t)i);
+		assert_int_equal(pl->n, 0);
+		decided += pl->decided > 0;
+	}
+	assert_true(decided > 10);
+	assert_int_equal(leap_core_counters(c)->gated[LEAP_GATE_CHANNEL], decided);
+	assert_int_equal(leap_core_counters(c)->windows, 0);
+	leap_core_free(c);
+}
+
+/*
+ * The event whose sample makes its target stand down issues nothing: the
+ * verdict comes in the same plan, and the window the engine decided is
+ * stopped by it.  (Before the core, the agent applied the verdict inside
+ * the cost sample and then issued that event's window all the same.)
+ * On zram one timed page-in decides; the stride's earlier misses carry
+ * no latency, so they build the trend without a sample.
+ */
+static void test_no_window_after_stand_down(void **state)
+{
+	struct leap_core *c = core_new();
+	uint32_t t = add_target(c, LEAP_CORE_LEAP, true);
+	struct leap_core_env env = *leap_core_env(c);
+	const struct leap_core_plan *pl;
+	struct leap_event ev;
+	uint64_t page = 20000;
+	(void)state;
+
+	env.swap.sync_pct = 100;
+	env.swap.top_sync = true;
+	leap_core_set_env(c, &env);
+	for (int i = 0; i < 10; i++, page += 16)
+		assert_int_equal(feed(c, t, page, MISS, (uint64_t)i)->verdict,
+				 LEAP_VERDICT_SAME);
+	assert_true(leap_core_counters(c)->windows > 0);
+	ev = event(page, MISS, 100);
+	ev.latency_ns = 5000;
+	pl = leap_core_event(c, t, &ev, &port);
+	assert_int_equal(pl->verdict, LEAP_VERDICT_STAND_DOWN);
+	assert_true(pl->decided > 0);
+	assert_int_equal(pl->gate, LEAP_GATE_STANDBY);
+	assert_int_equal(pl->n, 0);
+	assert_true(leap_core_target_standby(c, t));
+	assert_false(leap_core_target_followed(c, t));
+	assert_int_equal(leap_core_counters(c)->stand_downs, 1);
+	assert_int_equal(leap_core_counters(c)->gated[LEAP_GATE_STANDBY], 1);
+	/* Events still in the ring after it: decided, never issued. */
+	pl = feed(c, t, page + 16, MISS, 101);
+	assert_int_equal(pl->n, 0);
+	leap_core_free(c);
+}
+
+/* A probe comes due at the tick; a policy that may not stand down ends a
+ * stand-down at once. */
+static void test_tick_probe_and_policy(void **state)
+{
+	struct leap_core *c = core_new();
+	uint32_t t = add_target(c, LEAP_CORE_LEAP, true);
+	struct leap_core_env env = *leap_core_env(c);
+	enum leap_verdict_change how[LEAP_CORE_TARGETS];
+	uint32_t changed[LEAP_CORE_TARGETS];
+	struct leap_core_policy p = *leap_core_target_policy(c, t);
+	struct leap_event ev = event(1, MISS, 1000);
+	(void)state;
+
+	env.swap.sync_pct = 100;
+	leap_core_set_env(c, &env);
+	ev.latency_ns = 3000;
+	assert_int_equal(leap_core_event(c, t, &ev, &port)->verdict,
+			 LEAP_VERDICT_STAND_DOWN);
+	assert_int_equal(leap_core_tick(c, 2000, changed, how), 0);
+	assert_int_equal(
+		leap_core_tick(c, 1000 + LEAP_COST_DEFAULT_PROBE_NS, changed, how), 1);
+	assert_int_equal(changed[0], t);
+	assert_int_equal(how[0], LEAP_VERDICT_PROBE);
+	assert_false(leap_core_target_standby(c, t));
+	assert_int_equal(leap_core_counters(c)->probes, 1);
+
+	ev.ts_ns = 2000 + LEAP_COST_DEFAULT_PROBE_NS;
+	assert_int_equal(leap_core_event(c, t, &ev, &port)->verdict,
+			 LEAP_VERDICT_STAND_DOWN);
+	p.stand_down = false;
+	assert_true(leap_core_target_set(c, t, &p));
+	assert_false(leap_core_target_standby(c, t));
+	leap_core_free(c);
+}
+
+/*
+ * A fill the kernel's readahead serves: held (its pages counted, none
+ * issued), its thread quieted once per half a quiet time, the pages
+ * behind it made cold; a read stream there goes out past the kernel's,
+ * unless it lies in shared memory, which is asked only then.
+ */
+static void test_served_streams(void **state)
+{
+	struct leap_core *c = core_new();
+	uint32_t t = add_target(c, LEAP_CORE_LEAP, true);
+	const struct leap_core_counters *k = leap_core_counters(c);
+	const struct leap_core_plan *pl;
+	uint64_t page = 50000, ts = 1, cold = 0;
+	unsigned sets = 0;
+	(void)state;
+
+	port_state.mapped = true;
+	{
+		struct leap_core_policy p = *leap_core_target_policy(c, t);
+
+		p.cold_behind = 64;
+		leap_core_target_set(c, t, &p);
+	}
+	for (int i = 0; i < 60; i++, page += 8, ts += 1000) {
+		pl = feed(c, t, page, MISS | LEAP_EV_WRITE, ts);
+		assert_int_equal(pl->n, 0);
+		sets += pl->quiet == LEAP_QUIET_SET;
+		cold += pl->cold_n;
+	}
+	assert_int_equal(sets, 1); /* 60 us of misses: one quiet time */
+	assert_true(k->held_kernel_ra > 0);
+	assert_true(cold > 300);
+	assert_int_equal(k->cold_pages, cold);
+	assert_int_equal(port_state.shmem_asked, 0); /* a fill: never asked */
+
+	/* A read stream: past the kernel's; the thread's quiet lifted. */
+	for (int i = 0; i < 10; i++, page += 8, ts += 1000)
+		pl = feed(c, t, page, MISS, ts);
+	assert_true(k->quiet_lifts == 1);
+	assert_true(k->beyond_kernel_ra > 0);
+	assert_true(port_state.shmem_asked > 0);
+	assert_true(pl->n > 0 && pl->pages[0] >= page - 8 + 7);
+
+	/* The same in shared memory: held. */
+	port_state.shmem = true;
+	for (int i = 0; i < 10; i++, page += 8, ts += 1000) {
+		pl = feed(c, t, page, MISS, ts);
+		assert_true(pl->step.hold);
+		assert_true(pl->step.shmem);
+		assert_int_equal(pl->n, 0);
+	}
+	leap_core_free(c);
+}
+
+/* A process gone: its streams go, and a new stream in the same slot is
+ * another (its generation). */
+static void test_forget(void **state)
+{
+	struct leap_core *c = core_new();
+	uint32_t t = add_target(c, LEAP_CORE_LEAP, false);
+	struct leap_stream_ref a, b;
+	(void)state;
+
+	a = feed(c, t, 100, MISS, 1)->stream;
+	leap_core_forget(c, 100);
+	b = feed(c, t, 100, MISS, 2)->stream;
+	assert_int_equal(a.id, b.id);
+	assert_true(a.gen != b.gen);
+	assert_int_equal(leap_core_counters(c)->exited, 1);
+	leap_core_free(c);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_stride_windows),
+		cmocka_unit_test(test_classify),
+		cmocka_unit_test(test_gates),
+		cmocka_unit_test(test_no_window_after_stand_down),
+		cmocka_unit_test(test_tick_probe_and_policy),
+		cmocka_unit_test(test_served_streams),
+		cmocka_unit_test(test_forget),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

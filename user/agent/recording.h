@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Recordings of the decision core's inputs (`leap-agent run|attach --record
+ * FILE`): the core's configuration, then every call the agent made into it
+ * in order (targets and their policies, the environment, each ring-buffer
+ * event as the agent saw it with the answers the facts port gave, the
+ * workers' completions, processes gone, ticks), and at the end the live
+ * core's counters.  Replaying one (recording_replay(), `leap-agent replay`)
+ * runs the same core over the same inputs: the same plans, byte for byte,
+ * and the live run's windows and pages.
+ *
+ * The file is a gzip stream (zlib) of records: a type byte, a 16-bit
+ * length, that many bytes of payload, every field little-endian with a
+ * fixed width; events are struct leap_event as the ring buffer carries it
+ * (include/leap_event.h).  The reader checks every length.
+ */
+#ifndef LEAP_AGENT_RECORDING_H
+#define LEAP_AGENT_RECORDING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "leap/core.h"
+
+#define RECORDING_MAGIC	  "LEAPREC"
+#define RECORDING_VERSION 1
+
+/* ---- writing (the agent's event thread) ------------------------------------------ */
+
+struct recording;
+
+/* Creates path (replacing it) and writes the header; NULL and err set. */
+struct recording *recording_create(const char *path, const struct leap_core_config *cfg,
+				   char *err, size_t errlen);
+/* Writes the live counters and closes; 0, or -1 when a write had failed
+ * (said once on stderr as it happened). */
+int recording_close(struct recording *r, const struct leap_core_counters *live);
+
+void recording_target_add(struct recording *r, uint32_t id,
+			  const struct leap_core_policy *p);
+void recording_target_set(struct recording *r, uint32_t id,
+			  const struct leap_core_policy *p);
+void recording_target_remove(struct recording *r, uint32_t id);
+void recording_env(struct recording *r, const struct leap_core_env *env);
+void recording_event(struct recording *r, uint32_t target, const struct leap_event *ev);
+void recording_spent(struct recording *r, uint32_t target, uint32_t pages, uint64_t ns);
+void recording_forget(struct recording *r, uint32_t tgid);
+void recording_tick(struct recording *r, uint64_t now_ns);
+/* The port that answers as port does and records each answer. */
+struct leap_core_facts recording_tap(struct recording *r,
+				     const struct leap_core_facts *port);
+
+/* ---- replaying -------------------------------------------------------------------- */
+
+struct replay_opts {
+	FILE *out;  /* where the plans and counters go */
+	bool plans; /* a line per event that planned something, not only totals */
+};
+
+/* What a replay found. */
+struct replay_result {
+	struct leap_core_counters counters; /* the replay's */
+	struct leap_core_counters live;	    /* the recording's last (live) ones */
+	bool has_live;			    /* the recording was closed cleanly */
+	uint64_t records;
+	uint64_t verdicts; /* verdict changes */
+};
+
+/* Replays path through a fresh core; 0, or -1 with err set (a file that
+ * is not a recording, a bad length, answers that do not match the
+ * questions the core asks: a core that decides otherwise). */
+int recording_replay(const char *path, const struct replay_opts *o,
+		     struct replay_result *res, char *err, size_t errlen);
+
+/* The counters, one "name=value" each, space-separated, on one line. */
+void recording_print_counters(FILE *f, const char *label,
+			      const struct leap_core_counters *c);
+
+#endif

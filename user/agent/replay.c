@@ -1,0 +1,95 @@
+// SPDX-License-Identifier: MIT
+/*
+ * `leap-agent replay FILE`: the decision core run again over a recording
+ * (`run|attach --record FILE`, recording.h), with no kernel, BPF or root:
+ * the plans it makes and its counters, byte for byte the same on every
+ * replay, and beside them the counters the live run's core ended with.
+ */
+#include <argp.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "recording.h"
+
+struct replay_args {
+	const char *path;
+	bool plans;
+	bool check;
+};
+
+static const struct argp_option replay_opts[] = {
+	{"plans", 'p', NULL, 0,
+	 "Print a line per event that planned something (a window, a hold, cold "
+	 "pages, a quiet thread, a verdict), not only the verdicts and totals",
+	 0},
+	{"check", 'C', NULL, 0,
+	 "Exit 1 unless the replay's windows and pages are the live run's", 0},
+	{},
+};
+
+static error_t parse_replay(int key, char *arg, struct argp_state *state)
+{
+	struct replay_args *r = state->input;
+
+	switch (key) {
+	case 'p':
+		r->plans = true;
+		return 0;
+	case 'C':
+		r->check = true;
+		return 0;
+	case ARGP_KEY_ARG:
+		if (r->path)
+			argp_error(state, "one recording at a time");
+		r->path = arg;
+		return 0;
+	case ARGP_KEY_NO_ARGS:
+		argp_error(state, "give the recording to replay");
+		return 0;
+	default:
+		return ARGP_ERR_UNKNOWN;
+	}
+}
+
+int do_replay(int argc, char **argv)
+{
+	struct argp argp = {replay_opts,
+			    parse_replay,
+			    "FILE",
+			    "Run the decision core again over a recording made with "
+			    "run or attach --record FILE, and print what it decides.\v"
+			    "Needs no root, kernel support or BPF.  Two replays of one "
+			    "recording print the same bytes; the last line compares the "
+			    "replay's windows and pages with those of the live run that "
+			    "made the recording.",
+			    NULL,
+			    NULL,
+			    NULL};
+	struct replay_args r = {0};
+	struct replay_opts o = {.out = stdout};
+	struct replay_result res;
+	char err[512];
+	bool same;
+
+	if (argp_parse(&argp, argc, argv, 0, NULL, &r))
+		return 2;
+	o.plans = r.plans;
+	if (recording_replay(r.path, &o, &res, err, sizeof(err))) {
+		fflush(stdout);
+		fprintf(stderr, "leap-agent: replay %s: %s\n", r.path, err);
+		return 1;
+	}
+	printf("records: %llu  verdict changes: %llu\n", (unsigned long long)res.records,
+	       (unsigned long long)res.verdicts);
+	recording_print_counters(stdout, "replay", &res.counters);
+	if (!res.has_live) {
+		printf("live: not recorded (the agent did not stop cleanly)\n");
+		return r.check ? 1 : 0;
+	}
+	recording_print_counters(stdout, "live", &res.live);
+	same = res.live.windows == res.counters.windows &&
+	       res.live.pages == res.counters.pages;
+	printf("windows and pages: %s the live run's\n", same ? "the same as" : "NOT");
+	return r.check && !same ? 1 : 0;
+}

@@ -1,0 +1,514 @@
+// SPDX-License-Identifier: MIT
+/* The agent's decision core (include/leap/core.h). */
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "leap/core.h"
+
+struct core_target {
+	bool in_use;
+	struct leap_core_policy pol;
+	struct leap_cost cost;
+};
+
+/* A thread whose stream the kernel's readahead serves: quiet until `until`. */
+struct core_quiet {
+	uint32_t tid;
+	uint64_t until; /* ns, the events' clock; 0: not quiet */
+};
+
+struct leap_core {
+	struct leap_core_config cfg;
+	struct leap_core_env env;
+	struct leap_table streams;
+	struct core_target targets[LEAP_CORE_TARGETS];
+	struct core_quiet quiet[LEAP_CORE_QUIET_SLOTS];
+	struct leap_core_counters cnt;
+	struct leap_core_plan plan;
+};
+
+struct leap_core *leap_core_new(const struct leap_core_config *cfg)
+{
+	struct leap_core *c;
+	uint32_t hsize_max = cfg->hsize_max ? cfg->hsize_max : LEAP_HSIZE_MAX;
+
+	if (cfg->streams == 0 || hsize_max > LEAP_HSIZE_MAX)
+		return NULL;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->cfg = *cfg;
+	c->cfg.hsize_max = hsize_max;
+	if (leap_table_init(&c->streams, cfg->streams, hsize_max)) {
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+void leap_core_free(struct leap_core *c)
+{
+	if (!c)
+		return;
+	leap_table_free(&c->streams);
+	free(c);
+}
+
+const struct leap_core_config *leap_core_config(const struct leap_core *c)
+{
+	return &c->cfg;
+}
+
+/* ---- targets ------------------------------------------------------------------ */
+
+static struct core_target *target_at(const struct leap_core *c, uint32_t id)
+{
+	if (id >= LEAP_CORE_TARGETS || !c->targets[id].in_use)
+		return NULL;
+	return (struct core_target *)&c->targets[id];
+}
+
+/* Whether the target's verdict is the core's to make: mode leap with
+ * stand_down on. */
+static bool cost_aware(const struct core_target *t)
+{
+	return t->pol.mode == LEAP_CORE_LEAP && t->pol.stand_down;
+}
+
+uint32_t leap_core_target_add(struct leap_core *c, const struct leap_core_policy *p)
+{
+	for (uint32_t id = 0; id < LEAP_CORE_TARGETS; id++) {
+		struct core_target *t = &c->targets[id];
+
+		if (t->in_use)
+			continue;
+		memset(t, 0, sizeof(*t));
+		t->in_use = true;
+		t->pol = *p;
+		leap_cost_init(&t->cost, &c->cfg.cost);
+		return id;
+	}
+	return LEAP_CORE_NO_TARGET;
+}
+
+bool leap_core_target_set(struct leap_core *c, uint32_t id,
+			  const struct leap_core_policy *p)
+{
+	struct core_target *t = target_at(c, id);
+
+	if (!t)
+		return false;
+	t->pol = *p;
+	/* Now prefetching whatever it costs: no longer standing down. */
+	if (!cost_aware(t) && t->cost.state == LEAP_COST_STANDBY) {
+		leap_cost_init(&t->cost, &c->cfg.cost);
+		return true;
+	}
+	return false;
+}
+
+void leap_core_target_remove(struct leap_core *c, uint32_t id)
+{
+	struct core_target *t = target_at(c, id);
+
+	if (t)
+		t->in_use = false;
+}
+
+const struct leap_core_policy *leap_core_target_policy(const struct leap_core *c,
+						       uint32_t id)
+{
+	const struct core_target *t = target_at(c, id);
+
+	return t ? &t->pol : NULL;
+}
+
+const struct leap_cost *leap_core_target_cost(const struct leap_core *c, uint32_t id)
+{
+	const struct core_target *t = target_at(c, id);
+
+	return t ? &t->cost : NULL;
+}
+
+bool leap_core_target_standby(const struct leap_core *c, uint32_t id)
+{
+	const struct core_target *t = target_at(c, id);
+
+	return t && t->cost.state == LEAP_COST_STANDBY;
+}
+
+bool leap_core_target_followed(const struct leap_core *c, uint32_t id)
+{
+	const struct core_target *t = target_at(c, id);
+
+	return t && t->pol.mode != LEAP_CORE_OFF && t->cost.state != LEAP_COST_STANDBY;
+}
+
+void leap_core_set_env(struct leap_core *c, const struct leap_core_env *env)
+{
+	c->env = *env;
+}
+
+const struct leap_core_env *leap_core_env(const struct leap_core *c)
+{
+	return &c->env;
+}
+
+const struct leap_core_counters *leap_core_counters(const struct leap_core *c)
+{
+	return &c->cnt;
+}
+
+/* ---- one event ------------------------------------------------------------------ */
+
+/*
+ * A miss of a fill: a write fault (a read-modify-write stream), or one
+ * whose swap-in found only zero-filled entries (a fill that reads each
+ * page first: Perl's vec()).  A read miss that also read the device is
+ * not one: SWPIN_ZERO comes for any page of the kernel's readahead around
+ * the miss, and CPython's scan meets a page its fill left zero every 256
+ * pages ((i * 7 + 1) & 0xff), each of which had made the whole stretch of
+ * scan behind it cold (kernel-ra.t: 49,154-64,535 cold pages with the
+ * scan left to the kernel, twice the fill's 32,273; a CI run failed on
+ * the backward scan with its windows).
+ */
+static bool fill_miss(const struct leap_event *ev)
+{
+	if (ev->flags & LEAP_EV_WRITE)
+		return true;
+	return (ev->flags & (LEAP_EV_SWAPIN_ZERO | LEAP_EV_SWAPIN_IO)) ==
+	       LEAP_EV_SWAPIN_ZERO;
+}
+
+/*
+ * What the event was.  The observer sends major faults, known swap faults
+ * (fentry path) and faults on pages in the prefetched-page map:
+ *  - major: a swap-in miss (on a page of ours: we were late, or it was
+ *    reclaimed again before use); pushed only (--backend-into cache), the
+ *    read of a page we pushed is the hit: leap-swapd's cache serves it;
+ *  - minor on a page of ours: a prefetch hit (in the swap cache, mapped
+ *    without I/O); pushed only, the kernel's readahead read it from
+ *    leap-swapd's cache: it drives the window, but only faults whose own
+ *    read we served count as hits, so coverage stays hits / major faults;
+ *  - minor, a known swap fault: a swap-cache hit not of ours;
+ *  - anything else: not a swap access.
+ */
+static enum leap_class classify(const struct leap_core *c, const struct leap_event *ev,
+				bool *count_hit)
+{
+	bool ours = ev->flags & LEAP_EV_PREFETCHED;
+
+	*count_hit = false;
+	if (ev->flags & LEAP_EV_MAJOR) {
+		if (ours && c->cfg.pushes_only) {
+			*count_hit = true;
+			return LEAP_CLASS_HIT;
+		}
+		if (ours)
+			return LEAP_CLASS_LATE;
+		return fill_miss(ev) ? LEAP_CLASS_FILL : LEAP_CLASS_READ;
+	}
+	if (ours) {
+		*count_hit = !c->cfg.pushes_only;
+		return LEAP_CLASS_HIT;
+	}
+	return ev->flags & LEAP_EV_SWAP ? LEAP_CLASS_SWAP : LEAP_CLASS_IGNORED;
+}
+
+/* The cost model's verdict changed: counted, and the change said. */
+static enum leap_verdict_change verdict_changed(struct leap_core *c,
+						const struct core_target *t)
+{
+	if (t->cost.state == LEAP_COST_STANDBY) {
+		c->cnt.stand_downs++;
+		return LEAP_VERDICT_STAND_DOWN;
+	}
+	c->cnt.probes++;
+	return LEAP_VERDICT_PROBE;
+}
+
+/*
+ * The event's sample for the cost model: a device page-in not of ours, or
+ * a hit.  A miss is a device page-in.  On zram or pmem a zero-filled one
+ * (no device read) counts too: every page-in there is CPU work, and the
+ * hooks may come on after a fill's few device reads (the three that arm
+ * them go unseen) to see only its zero-filled misses and hits of windows
+ * over them, which alone never made a verdict (a strided scan on zram
+ * prefetched 29,000-31,000 pages before it stood down in 3 of 11 runs of
+ * tests/sys/cost.t).  Reports a verdict change; applying it (BPF flags,
+ * the hooks) is the execute stage's.
+ */
+static enum leap_verdict_change cost_sample(struct leap_core *c, struct core_target *t,
+					    const struct leap_event *ev, bool hit)
+{
+	bool device;
+
+	if (!cost_aware(t) || !ev->latency_ns)
+		return LEAP_VERDICT_SAME;
+	device = (ev->flags & LEAP_EV_SWAPIN_IO) ||
+		 (c->env.swap.sync_pct >= LEAP_COST_SYNC_PCT &&
+		  (ev->flags & LEAP_EV_SWAPIN_ZERO));
+	if ((ev->flags & LEAP_EV_MAJOR) && device && !(ev->flags & LEAP_EV_PREFETCHED))
+		leap_cost_miss(&t->cost, ev->latency_ns, ev->flags & LEAP_EV_SLEPT,
+			       !fill_miss(ev));
+	else if (hit && !(ev->flags & LEAP_EV_MAJOR))
+		leap_cost_hit(&t->cost, ev->latency_ns);
+	else
+		return LEAP_VERDICT_SAME;
+	if (!leap_cost_update(&t->cost, &c->cfg.cost, ev->ts_ns, &c->env.swap))
+		return LEAP_VERDICT_SAME;
+	return verdict_changed(c, t);
+}
+
+/*
+ * How the stream's step treats the kernel's readahead and fills, for
+ * target t.  A served stream gets no window of ours (held) when it is a
+ * write stream (a read-modify-write fill: every page read back, dirtied
+ * and evicted again).  Measured (docs/bench-real.md, "Why leap lost on
+ * real programs"): a page the program reaches while our process_madvise
+ * still holds its swap slot (claimed by swapcache_prepare(), not yet in
+ * the swap cache while its memcg charge reclaims, and with dirty pages to
+ * evict memcg v1 reclaim waits for their write-back) costs the faulting
+ * thread a jiffy (4 ms at HZ=250) of sleep in __read_swap_cache_async()
+ * (mm/swap_state.c, the -EEXIST retry).  So does a stream whose misses
+ * find zero-filled swap entries: the kernel fills those without I/O
+ * (zeromap), so a window hides nothing and only moves the reclaim into
+ * our process_madvise.  Perl's fill (vec() reads each page of a zeroed
+ * string before writing it) is such a stream and looks like a read
+ * stream otherwise: on 6.11+ the read fault maps the page writable, so
+ * the write takes no fault.  A read stream's window goes out past the
+ * kernel's instead (leap_stream_access_after_ra(); CPython's sequential
+ * and backward scans 1.3-1.5x in their scan phase, docs/bench-real.md),
+ * unless --kernel-readahead defer.  Pushed only: no slot of ours to race
+ * for, the kernel's readahead reads what we pushed from leap-swapd's
+ * cache: never held, but the window still goes past the kernel's reach on
+ * the stream's real trend.  An agent that cannot make pages cold (the
+ * kernel refuses MADV_COLD, or process_madvise altogether) leaves reclaim
+ * alone.
+ */
+static struct leap_decide_cfg step_cfg(const struct leap_core *c,
+				       const struct core_target *t)
+{
+	return (struct leap_decide_cfg){
+		.ra_pages = c->env.ra_pages,
+		.follow_kernel_ra = t->pol.params.flavor == LEAP_FLAVOR_OURS &&
+				    t->pol.mode == LEAP_CORE_LEAP,
+		.hold_all = c->cfg.hold_all,
+		.hold_none = c->cfg.pushes_only,
+		/* Not in backend mode, whose windows come from leap-swapd's
+		 * cache in tens of us: late by that little, a lead only left
+		 * its gap's pages to major faults (backend-agent.t: 472-3,973
+		 * against 218-514, 2026-11-26). */
+		.lead_on_late = !c->cfg.backend,
+		.cold_behind = c->env.can_cold ? t->pol.cold_behind : 0,
+		.cold_chunk = c->cfg.cold_chunk,
+		.kra_trust = c->cfg.kra_trust,
+	};
+}
+
+/*
+ * Misses of a held stream are only recorded: the observer is asked not to
+ * wake us for the thread's misses (they come with the next batch), and to
+ * wake us again at its first miss we would act on.  Written when the
+ * thread's quiet time is half gone, not per miss.
+ */
+static void plan_quiet(struct leap_core *c, const struct leap_event *ev, bool hold,
+		       struct leap_core_plan *plan)
+{
+	struct core_quiet *q = &c->quiet[ev->tid % LEAP_CORE_QUIET_SLOTS];
+	bool mine = q->tid == ev->tid && q->until > ev->ts_ns;
+
+	if (hold) {
+		if (mine && q->until - ev->ts_ns > LEAP_CORE_QUIET_NS / 2)
+			return;
+		c->cnt.quiet_sets += !mine;
+		q->tid = ev->tid;
+		q->until = ev->ts_ns + LEAP_CORE_QUIET_NS;
+		plan->quiet = LEAP_QUIET_SET;
+		plan->quiet_until = q->until;
+	} else if (mine) {
+		q->until = 0;
+		c->cnt.quiet_lifts++;
+		plan->quiet = LEAP_QUIET_LIFT;
+	} else {
+		return;
+	}
+	plan->quiet_tid = ev->tid;
+}
+
+/* The port, for one process: what the stream's step asks. */
+struct step_facts {
+	const struct leap_core_facts *port;
+	uint32_t tgid;
+};
+
+static bool step_mapped(void *ctx, uint64_t first, uint32_t n)
+{
+	const struct step_facts *f = ctx;
+
+	return f->port && f->port->mapped &&
+	       f->port->mapped(f->port->ctx, f->tgid, first, n);
+}
+
+static bool step_shmem(void *ctx, uint64_t page)
+{
+	const struct step_facts *f = ctx;
+
+	return f->port && f->port->shmem && f->port->shmem(f->port->ctx, f->tgid, page);
+}
+
+/* Which gate, if any, stops the window the stream's step decided. */
+static enum leap_gate gate_of(const struct leap_core *c, const struct core_target *t,
+			      const struct leap_plan *step)
+{
+	if (t->pol.mode != LEAP_CORE_LEAP)
+		return LEAP_GATE_MODE;
+	/* Stood down, by this very event's sample too: nothing goes out. */
+	if (t->cost.state == LEAP_COST_STANDBY)
+		return LEAP_GATE_STANDBY;
+	if (!c->env.can_prefetch)
+		return LEAP_GATE_CHANNEL;
+	if (step->hold)
+		return LEAP_GATE_HELD;
+	return LEAP_GATE_NONE;
+}
+
+const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t target,
+					     const struct leap_event *ev,
+					     const struct leap_core_facts *facts)
+{
+	struct leap_core_plan *plan = &c->plan;
+	struct core_target *t = target_at(c, target);
+	struct step_facts sf = {.port = facts, .tgid = ev->tgid};
+	struct leap_decide_facts df = {
+		.mapped = step_mapped, .shmem = step_shmem, .ctx = &sf};
+	struct leap_stream_key_t key;
+	struct leap_decide_cfg dcfg;
+	struct leap_fault f;
+	struct leap_stream *s;
+	bool hit;
+
+	memset(plan, 0, offsetof(struct leap_core_plan, pages));
+	plan->target = t ? target : LEAP_CORE_NO_TARGET;
+	plan->marker = UINT64_MAX;
+	c->cnt.events++;
+	if (!t || t->pol.mode == LEAP_CORE_OFF)
+		return plan;
+	plan->cls = classify(c, ev, &plan->count_hit);
+	if (plan->cls == LEAP_CLASS_IGNORED) {
+		c->cnt.ignored++;
+		return plan;
+	}
+	hit = plan->cls == LEAP_CLASS_HIT;
+	c->cnt.hits += plan->count_hit;
+	c->cnt.late += plan->cls == LEAP_CLASS_LATE;
+	c->cnt.swap_faults++;
+	c->cnt.zero_misses += !hit && (ev->flags & LEAP_EV_SWAPIN_ZERO);
+	plan->verdict = cost_sample(c, t, ev, hit);
+
+	key = leap_key_make(t->pol.params.key, ev->cgroup_id, ev->tgid, ev->tid);
+	s = leap_table_get(&c->streams, &key, t->pol.params.hsize, ev->ts_ns);
+	dcfg = step_cfg(c, t);
+	f = (struct leap_fault){.page = ev->addr >> LEAP_PAGE_SHIFT,
+				.hit = hit,
+				.late = plan->cls == LEAP_CLASS_LATE,
+				.wasted = ev->flags & LEAP_EV_WASTED,
+				.fill = fill_miss(ev)};
+	leap_decide(s, &t->pol.params, &dcfg, &f, &df, plan->pages, LEAP_PW_LIMIT,
+		    &plan->step);
+	plan->stream = (struct leap_stream_ref){.id = leap_table_slot(&c->streams, s),
+						.gen = s->gen};
+	plan->progress = s->hist.last_page;
+	if (plan->step.kra_checked)
+		plan_quiet(c, ev, plan->step.hold, plan);
+	if (plan->step.cold_n) {
+		plan->cold_first = plan->step.cold_first;
+		plan->cold_n = plan->step.cold_n;
+		c->cnt.cold_pages += plan->cold_n;
+	}
+
+	plan->decided = plan->step.n;
+	if (plan->decided == 0)
+		return plan;
+	plan->gate = gate_of(c, t, &plan->step);
+	c->cnt.gated[plan->gate]++;
+	if (plan->gate == LEAP_GATE_HELD)
+		c->cnt.held_kernel_ra += plan->decided;
+	if (plan->gate != LEAP_GATE_NONE)
+		return plan;
+	plan->n = plan->decided;
+	plan->marker = s->ra_armed ? s->ra_marker : UINT64_MAX;
+	c->cnt.lookaheads += plan->step.dec.lookahead;
+	c->cnt.nested_strides += plan->step.dec.periodic;
+	c->cnt.beyond_kernel_ra += plan->step.ra_gap != 0;
+	c->cnt.windows++;
+	c->cnt.pages += plan->n;
+	return plan;
+}
+
+/* ---- what comes back, and time ------------------------------------------------- */
+
+void leap_core_spent(struct leap_core *c, uint32_t target, uint32_t pages, uint64_t ns)
+{
+	struct core_target *t = target_at(c, target);
+
+	if (t && pages)
+		leap_cost_spent(&t->cost, pages, ns);
+}
+
+void leap_core_forget(struct leap_core *c, uint32_t tgid)
+{
+	c->cnt.exited++;
+	leap_table_drop_tgid(&c->streams, tgid);
+}
+
+/*
+ * A probe comes due; or a sample the swap devices just read decide (one
+ * page-in on zram): the page-ins it holds may be the last the hooks saw
+ * before they came off (a fill's first reads, its zero-filled rest
+ * unseen), and the swap in use is known only once something swapped out.
+ */
+uint32_t leap_core_tick(struct leap_core *c, uint64_t now_ns, uint32_t *changed,
+			enum leap_verdict_change *how)
+{
+	uint32_t n = 0;
+
+	for (uint32_t id = 0; id < LEAP_CORE_TARGETS; id++) {
+		struct core_target *t = &c->targets[id];
+
+		if (!t->in_use ||
+		    !leap_cost_update(&t->cost, &c->cfg.cost, now_ns, &c->env.swap))
+			continue;
+		how[n] = verdict_changed(c, t);
+		changed[n++] = id;
+	}
+	if (c->cfg.idle_ns)
+		leap_table_expire(&c->streams, now_ns, c->cfg.idle_ns);
+	return n;
+}
+
+/* ---- names ---------------------------------------------------------------------- */
+
+const char *leap_class_name(enum leap_class k)
+{
+	static const char *const names[LEAP_CLASS_COUNT] = {
+		"none", "ignored", "hit", "late", "read", "fill", "swap"};
+
+	return k < LEAP_CLASS_COUNT ? names[k] : "?";
+}
+
+const char *leap_gate_name(enum leap_gate g)
+{
+	static const char *const names[LEAP_GATE_COUNT] = {"none", "mode", "standby",
+							   "channel", "held"};
+
+	return g < LEAP_GATE_COUNT ? names[g] : "?";
+}
+
+const char *leap_verdict_change_name(enum leap_verdict_change v)
+{
+	return v == LEAP_VERDICT_STAND_DOWN ? "stand-down"
+	       : v == LEAP_VERDICT_PROBE    ? "probe"
+					    : "same";
+}
