@@ -8,7 +8,9 @@
 #  - attach: to a cgroup and to a pid, stats and status while attached,
 #    SIGHUP with a bad config keeps the old policy, the target exiting,
 #    a full ring buffer;
-#  - bad input: malformed config, unknown cgroup, dead pid;
+#  - record: a run's recording replays to the windows it planned;
+#  - bad input: malformed config, unknown cgroup, dead pid, a recording
+#    that cannot be written or read;
 #  - nothing left pinned, mounted or created afterwards.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -42,8 +44,10 @@ pct() { jq -r "(.$2 * 100) | floor" "$1"; }
 FOOT=128M
 LIMIT=40M
 for pol in off leap; do
+	rec=()
+	[ $pol = leap ] && rec=(--record "$tmp/leap.rec")
 	run_timeout 120 "$AGENT" run --memory-limit $LIMIT --policy $pol --kernel-readahead off \
-		--json "$tmp/$pol.json" -- "$WL" --pattern stride:16 --footprint $FOOT \
+		"${rec[@]}" --json "$tmp/$pol.json" -- "$WL" --pattern stride:16 --footprint $FOOT \
 		>"$tmp/$pol.out" 2>"$tmp/$pol.err"
 	is $? 0 "run --policy $pol: workload exits 0 (data verified)" || diag "$(cat "$tmp/$pol.err")"
 	diag "$pol: $(grep leap-agent: "$tmp/$pol.err")"
@@ -85,6 +89,21 @@ rp50=$(jf "$tmp/leap.json" reaction_p50_us)
 dp50=$(jf "$tmp/leap.json" dispatch_p50_us)
 ok "$(awk -v d="$dp50" -v r="$rp50" 'BEGIN { exit !(d > 0 && d <= r) }'; echo $?)" \
 	"dispatch p50 ($dp50 us) measured, within the reaction p50 ($rp50 us)"
+
+# The run's recording (--record): the decision core replayed over it plans
+# the windows and pages the live run planned (its JSON summary's
+# windows_planned, pages_planned), the same bytes on a second replay.
+"$AGENT" replay --check "$tmp/leap.rec" >"$tmp/replay1" 2>&1
+is $? 0 "replay --check: the recording replays to the live run's windows" ||
+	diag "$(cat "$tmp/replay1")"
+counter() { sed -n "s/^replay:.* $1=\([0-9]*\).*/\1/p" "$tmp/replay1"; }
+is "$(counter windows)/$(counter pages)" \
+	"$(jf "$tmp/leap.json" windows_planned)/$(jf "$tmp/leap.json" pages_planned)" \
+	"... the windows and pages of its JSON summary ($(counter windows) windows)"
+"$AGENT" replay --plans "$tmp/leap.rec" >"$tmp/replay2" 2>&1
+"$AGENT" replay --plans "$tmp/leap.rec" >"$tmp/replay3" 2>&1
+cmp -s "$tmp/replay2" "$tmp/replay3"
+is $? 0 "two replays print the same bytes ($(wc -l <"$tmp/replay2") lines of plans)"
 
 # Random access: prefetching stays a small fraction of the misses.
 run_timeout 120 "$AGENT" run --memory-limit $LIMIT --policy leap --kernel-readahead off \
@@ -142,6 +161,13 @@ wait $dead
 "$AGENT" attach --pid $dead 2>"$tmp/err"
 is $? 1 "a dead pid is refused"
 like "$(cat "$tmp/err")" "pid $dead: no such process" "naming the pid"
+run_timeout 60 "$AGENT" run --record /nonexistent/dir/x.rec -- true 2>"$tmp/err"
+is $? 1 "run --record into a missing directory is refused"
+like "$(cat "$tmp/err")" "--record: /nonexistent/dir/x.rec: No such file" "naming the file"
+printf 'not a recording' >"$tmp/junk.rec"
+"$AGENT" replay "$tmp/junk.rec" >/dev/null 2>"$tmp/err"
+is $? 1 "replay of a file that is not a recording fails"
+like "$(cat "$tmp/err")" "not a leap-agent recording" "and says so"
 "$AGENT" attach 2>"$tmp/err"
 is $? 2 "attach without targets is a usage error"
 "$AGENT" bogus 2>/dev/null

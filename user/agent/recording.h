@@ -66,13 +66,25 @@ struct replay_result {
 	bool has_live;			    /* the recording was closed cleanly */
 	uint64_t records;
 	uint64_t verdicts; /* verdict changes */
+	/* A core that decides otherwise than the recorded one: questions the
+	 * recording had no answer for (answered no, or shmem as last
+	 * recorded for the process), and recorded answers it skipped. */
+	uint64_t unanswered, unasked;
 };
 
 /* Replays path through a fresh core; 0, or -1 with err set (a file that
- * is not a recording, a bad length, answers that do not match the
- * questions the core asks: a core that decides otherwise). */
+ * is not a recording, a record of a bad type or length, a cut file). */
 int recording_replay(const char *path, const struct replay_opts *o,
 		     struct replay_result *res, char *err, size_t errlen);
+
+/*
+ * Replays path and prints what `leap-agent replay` prints: the verdicts
+ * (and with o->plans each plan), the replay's counters and the live run's,
+ * and whether its windows and pages are the live run's (*same; false when
+ * the live counters were not recorded).  0, or -1 with err set.
+ */
+int recording_report(const char *path, const struct replay_opts *o, bool *same, char *err,
+		     size_t errlen);
 
 /* The counters, one "name=value" each, space-separated, on one line. */
 void recording_print_counters(FILE *f, const char *label,

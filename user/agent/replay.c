@@ -68,28 +68,16 @@ int do_replay(int argc, char **argv)
 			    NULL};
 	struct replay_args r = {0};
 	struct replay_opts o = {.out = stdout};
-	struct replay_result res;
 	char err[512];
 	bool same;
 
 	if (argp_parse(&argp, argc, argv, 0, NULL, &r))
 		return 2;
 	o.plans = r.plans;
-	if (recording_replay(r.path, &o, &res, err, sizeof(err))) {
+	if (recording_report(r.path, &o, &same, err, sizeof(err))) {
 		fflush(stdout);
 		fprintf(stderr, "leap-agent: replay %s: %s\n", r.path, err);
 		return 1;
 	}
-	printf("records: %llu  verdict changes: %llu\n", (unsigned long long)res.records,
-	       (unsigned long long)res.verdicts);
-	recording_print_counters(stdout, "replay", &res.counters);
-	if (!res.has_live) {
-		printf("live: not recorded (the agent did not stop cleanly)\n");
-		return r.check ? 1 : 0;
-	}
-	recording_print_counters(stdout, "live", &res.live);
-	same = res.live.windows == res.counters.windows &&
-	       res.live.pages == res.counters.pages;
-	printf("windows and pages: %s the live run's\n", same ? "the same as" : "NOT");
 	return r.check && !same ? 1 : 0;
 }
