@@ -42,6 +42,8 @@
 #        addresses, each window process_madvise'd and its slots pushed to
 #        leap-swapd), readahead kept (the default since 2026-11-25)
 #   e0   row e with --kernel-readahead off (backend mode's default before)
+#   x    row c with another leap-agent build (--agent-x PATH): the code
+#        before a change, in the same sitting as the change (row c)
 # Rows a and b run in a memory cgroup from tests/lib/fixture.sh (the v1
 # controller on a hybrid host, memory.max on pure cgroup v2) with no BPF at
 # all; agent rows let leap-agent make its own.  Swap is a file on the
@@ -90,6 +92,7 @@ MAX_SLOWDOWN=10
 RUN_TIMEOUT=300
 OUTDIR=$root/bench/out
 AGENT=$root/bin/leap-agent
+AGENT_X= # --agent-x: row x's leap-agent
 AGENT_ARGS=()
 # BPF run time per fault (bpf_enable_stats): the timing itself costs some
 # tens of ns per program run, so the quick check leaves it off.
@@ -106,12 +109,13 @@ Usage: tools/bench-real.sh [OPTION...]          (root)
   --programs "P..."   among: $PROGRAMS py-seq py-fill py-shm-stride py-shm-seq
                       java-gc node-gc (default: the first seven)
   --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
-  --rows "R..."       among a b c c0 cd cn o f e e0 (default "$ROWS"; o = observe only,
-                      cn = row c with --cold-behind 0,
+  --rows "R..."       among a b c c0 cd cn o f e e0 x (default "$ROWS"; o = observe only,
+                      cn = row c with --cold-behind 0, x = row c with --agent-x's build,
                       e, e0 = backend mode with readahead kept, off: --swap backend)
   --reps N            interleaved repetitions, median reported (default $REPS)
   --mib N             data size of each program in MiB (default $MIB)
   --agent-arg ARG     extra leap-agent run argument (repeatable)
+  --agent-x PATH      row x's leap-agent (another build: the code before a change)
   --timeout S         per-run limit in seconds (default $RUN_TIMEOUT)
   --out DIR           output directory (default bench/out)
   --quick             check variant: 96 MiB, py-stride perl-stride at 50%,
@@ -135,7 +139,7 @@ EOF
 while [ $# -gt 0 ]; do
 	case $1 in
 	--programs | --limits | --rows | --reps | --mib | --agent-arg | --timeout | --out | \
-		--max-slowdown | --swap | --memd-delay-us | --host | --pin)
+		--max-slowdown | --swap | --memd-delay-us | --host | --pin | --agent-x)
 		[ $# -ge 2 ] || {
 			echo "bench-real: $1 needs a value" >&2
 			exit 2
@@ -154,6 +158,7 @@ while [ $# -gt 0 ]; do
 		--memd-delay-us) BK_MEMD_ARGS="--delay-us $2" ;;
 		--host) HOST_NS=$2 ;;
 		--pin) PIN=$2 ;;
+		--agent-x) AGENT_X=$2 ;;
 		esac
 		shift 2
 		;;
@@ -204,14 +209,21 @@ esac
 	exit 2
 }
 for r in $ROWS; do
-	case $r in a | b | c | c0 | cd | cn | o | f) ;; e | e0)
+	case $r in a | b | c | c0 | cd | cn | o | f) ;;
+	x)
+		[ -x "$AGENT_X" ] || {
+			echo "bench-real: row x needs --agent-x PATH (a leap-agent binary)" >&2
+			exit 2
+		}
+		;;
+	e | e0)
 		[ "$SWAP" = backend ] || {
 			echo "bench-real: row $r needs --swap backend" >&2
 			exit 2
 		}
 		;;
 	*)
-		echo "bench-real: unknown row '$r' (a b c c0 cd cn o e e0)" >&2
+		echo "bench-real: unknown row '$r' (a b c c0 cd cn o f e e0 x)" >&2
 		exit 2
 		;;
 	esac
@@ -377,8 +389,8 @@ run_one()
 		memcg_destroy "$h"
 		page_cluster_set 3
 		;;
-	c | c0 | cd | cn | o | f | e | e0)
-		local ra=keep policy=leap be=() cold=()
+	c | c0 | cd | cn | o | f | e | e0 | x)
+		local ra=keep policy=leap be=() cold=() agent=$AGENT
 		[ "$row" = c0 ] && ra=off
 		[ "$row" = cd ] && ra=defer
 		[ "$row" = o ] && policy=observe
@@ -386,8 +398,9 @@ run_one()
 		[ "$row" = cn ] && cold=(--cold-behind 0)
 		[[ $row == e* ]] && be=(--backend "$BK_CTL" --backend-dev "$BK_LOOP")
 		[ "$row" = e0 ] && ra=off
+		[ "$row" = x ] && agent=$AGENT_X
 		t0=$(date +%s.%N)
-		timeout --kill-after=10 "$RUN_TIMEOUT" "$AGENT" run --policy "$policy" \
+		timeout --kill-after=10 "$RUN_TIMEOUT" "$agent" run --policy "$policy" \
 			--kernel-readahead "$ra" --memory-limit "${lim}M" "${bpf_stats[@]}" "${cold[@]}" \
 			"${be[@]}" --json "$js" "${AGENT_ARGS[@]}" -- "${cmd[@]}" >"$out" 2>"$err"
 		rc=$?
@@ -474,7 +487,7 @@ if [ "$BPF_STATS" = 1 ]; then
 		for pct in $PCTS; do
 			lim=$(limit_mib "$p" "$pct")
 			for row in $ROWS; do
-				case $row in c | c0 | cd | cn | o | e) run_one "$p" "$lim" "$row" 0 "$pct" stats || bad=1 ;; esac
+				case $row in c | c0 | cd | cn | o | e | x) run_one "$p" "$lim" "$row" 0 "$pct" stats || bad=1 ;; esac
 			done
 		done
 	done

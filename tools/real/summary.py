@@ -28,6 +28,7 @@ ROW_NAMES = {
     "f": "the agent's set-up only (--policy off)",
     "e": "backend mode (leap-swapd), readahead kept",
     "e0": "backend mode (leap-swapd), readahead off",
+    "x": "leap + readahead, the other build (--agent-x)",
 }
 METRICS = [
     ("swapin_misses", "misses", "{:.0f}"),
@@ -127,7 +128,7 @@ def main():
                 else:
                     v = med([float(r[key]) for r in g if r.get(key, "") != ""])
                 rec[key] = v
-                vals.append(fmt.format(v) if v is not None and row in ("c", "c0", "cd", "cn", "o", "f", "e", "e0") or key == "swapin_misses" else "")
+                vals.append(fmt.format(v) if v is not None and row in ("c", "c0", "cd", "cn", "o", "f", "e", "e0", "x") or key == "swapin_misses" else "")
             for k, v in ph.items():
                 rec["phase_" + k] = med(v)
                 if bph.get(k):

@@ -115,61 +115,81 @@ void account_forget_process(struct agent *a, uint32_t tgid)
 	procs_forget(a->ex.procs, tgid);
 }
 
+/* What account_drain() takes out of the pending results, under the lock:
+ * only the targets touched (one, mostly), not the whole table. */
+struct drained {
+	uint32_t n, target[LEAP_CORE_TARGETS];
+	uint64_t pages[LEAP_CORE_TARGETS], ns[LEAP_CORE_TARGETS];
+	uint32_t gone[64];
+	unsigned ngone;
+	bool refused;
+	int cold_refused;
+	uint32_t denied_tgid;
+};
+
+/* Takes what is pending into d (lock held); whether there was anything. */
+static bool take_pending(struct agent_pending *p, struct drained *d)
+{
+	if (!p->ntouched && !p->ngone && !p->refused && !p->cold_refused &&
+	    !p->denied_tgid)
+		return false;
+	d->n = p->ntouched;
+	for (uint32_t i = 0; i < p->ntouched; i++) {
+		uint32_t t = p->touched[i];
+
+		d->target[i] = t;
+		d->pages[i] = p->spent_pages[t];
+		d->ns[i] = p->spent_ns[t];
+		p->spent_pages[t] = p->spent_ns[t] = 0;
+	}
+	d->ngone = p->ngone;
+	memcpy(d->gone, p->gone, p->ngone * sizeof(*p->gone));
+	d->refused = p->refused;
+	d->cold_refused = p->cold_refused;
+	d->denied_tgid = p->denied_tgid;
+	p->ntouched = p->ngone = 0;
+	p->refused = false;
+	p->cold_refused = 0;
+	p->denied_tgid = 0;
+	return true;
+}
+
 void account_drain(struct agent *a)
 {
-	struct agent_pending p;
-	bool env_changed = false;
+	struct drained d;
+	bool env_changed = false, any;
 
 	pthread_mutex_lock(&a->acct.lock);
-	if (!a->acct.pending.ntouched && !a->acct.pending.ngone &&
-	    !a->acct.pending.refused && !a->acct.pending.cold_refused &&
-	    !a->acct.pending.denied_tgid) {
-		pthread_mutex_unlock(&a->acct.lock);
-		return;
-	}
-	p = a->acct.pending;
-	for (uint32_t i = 0; i < p.ntouched; i++)
-		a->acct.pending.spent_pages[p.touched[i]] =
-			a->acct.pending.spent_ns[p.touched[i]] = 0;
-	a->acct.pending.ntouched = a->acct.pending.ngone = 0;
-	a->acct.pending.refused = false;
-	a->acct.pending.cold_refused = 0;
-	a->acct.pending.denied_tgid = 0;
+	any = take_pending(&a->acct.pending, &d);
 	pthread_mutex_unlock(&a->acct.lock);
-
-	for (uint32_t i = 0; i < p.ntouched; i++) {
-		uint32_t t = p.touched[i];
-
-		decision_spent(a, t,
-			       (uint32_t)(p.spent_pages[t] > UINT32_MAX
-						  ? UINT32_MAX
-						  : p.spent_pages[t]),
-			       p.spent_ns[t]);
-	}
-	for (unsigned i = 0; i < p.ngone; i++)
-		account_forget_process(a, p.gone[i]);
-	if (p.cold_refused && a->ex.cold_ok) {
+	if (!any)
+		return;
+	for (uint32_t i = 0; i < d.n; i++)
+		decision_spent(a, d.target[i],
+			       (uint32_t)(d.pages[i] > UINT32_MAX ? UINT32_MAX : d.pages[i]),
+			       d.ns[i]);
+	for (unsigned i = 0; i < d.ngone; i++)
+		account_forget_process(a, d.gone[i]);
+	if (d.cold_refused && a->ex.cold_ok) {
 		fprintf(stderr,
 			"leap-agent: process_madvise(MADV_COLD) refused (%s); pages "
 			"behind fills are left to reclaim from now on\n",
-			strerror(-p.cold_refused));
+			strerror(-d.cold_refused));
 		a->ex.cold_ok = false;
 		env_changed = true;
 	}
-	if (p.refused && a->ex.prefetch_ok) {
-		fprintf(stderr,
-			"leap-agent: kernel refused process_madvise(MADV_WILLNEED); "
-			"observing only from now on\n");
+	if (d.refused && a->ex.prefetch_ok) {
+		fprintf(stderr, "leap-agent: kernel refused process_madvise(MADV_WILLNEED); "
+				"observing only from now on\n");
 		a->ex.prefetch_ok = false;
 		a->ex.prefetch_why = "refused at run time";
 		env_changed = true;
 	}
-	if (p.denied_tgid && !a->acct.denied_said) {
+	if (d.denied_tgid && !a->acct.denied_said) {
 		fprintf(stderr,
-			"leap-agent: not permitted to prefetch for pid %u "
-			"(process_madvise "
+			"leap-agent: not permitted to prefetch for pid %u (process_madvise "
 			"needs PTRACE_MODE_READ on it)\n",
-			p.denied_tgid);
+			d.denied_tgid);
 		a->acct.denied_said = true;
 	}
 	if (env_changed)

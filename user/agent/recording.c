@@ -250,7 +250,7 @@ struct recording *recording_create(const char *path, const struct leap_core_conf
 				   char *err, size_t errlen)
 {
 	struct recording *r = calloc(1, sizeof(*r));
-	struct rec_buf w = {0};
+	struct rec_buf w = {.len = 0};
 	int fd;
 
 	if (!r) {
@@ -280,7 +280,7 @@ struct recording *recording_create(const char *path, const struct leap_core_conf
 
 int recording_close(struct recording *r, const struct leap_core_counters *live)
 {
-	struct rec_buf w = {0};
+	struct rec_buf w = {.len = 0};
 	int failed;
 
 	if (!r)
@@ -301,7 +301,11 @@ int recording_close(struct recording *r, const struct leap_core_counters *live)
 void recording_target_add(struct recording *r, uint32_t id,
 			  const struct leap_core_policy *p)
 {
-	struct rec_buf w = {0};
+	struct rec_buf w;
+
+	if (!r)
+		return;
+	w.len = 0;
 
 	put(&w, id, 4);
 	put_policy(&w, p);
@@ -311,7 +315,11 @@ void recording_target_add(struct recording *r, uint32_t id,
 void recording_target_set(struct recording *r, uint32_t id,
 			  const struct leap_core_policy *p)
 {
-	struct rec_buf w = {0};
+	struct rec_buf w;
+
+	if (!r)
+		return;
+	w.len = 0;
 
 	put(&w, id, 4);
 	put_policy(&w, p);
@@ -320,7 +328,11 @@ void recording_target_set(struct recording *r, uint32_t id,
 
 void recording_target_remove(struct recording *r, uint32_t id)
 {
-	struct rec_buf w = {0};
+	struct rec_buf w;
+
+	if (!r)
+		return;
+	w.len = 0;
 
 	put(&w, id, 4);
 	rec_write(r, REC_TARGET_REMOVE, &w);
@@ -328,7 +340,11 @@ void recording_target_remove(struct recording *r, uint32_t id)
 
 void recording_env(struct recording *r, const struct leap_core_env *env)
 {
-	struct rec_buf w = {0};
+	struct rec_buf w;
+
+	if (!r)
+		return;
+	w.len = 0;
 
 	put_env(&w, env);
 	rec_write(r, REC_ENV, &w);
@@ -336,7 +352,11 @@ void recording_env(struct recording *r, const struct leap_core_env *env)
 
 void recording_event(struct recording *r, uint32_t target, const struct leap_event *ev)
 {
-	struct rec_buf w = {0};
+	struct rec_buf w;
+
+	if (!r)
+		return;
+	w.len = 0;
 
 	put(&w, target, 4);
 	put_event(&w, ev);
@@ -345,7 +365,11 @@ void recording_event(struct recording *r, uint32_t target, const struct leap_eve
 
 void recording_spent(struct recording *r, uint32_t target, uint32_t pages, uint64_t ns)
 {
-	struct rec_buf w = {0};
+	struct rec_buf w;
+
+	if (!r)
+		return;
+	w.len = 0;
 
 	put(&w, target, 4);
 	put(&w, pages, 4);
@@ -355,7 +379,11 @@ void recording_spent(struct recording *r, uint32_t target, uint32_t pages, uint6
 
 void recording_forget(struct recording *r, uint32_t tgid)
 {
-	struct rec_buf w = {0};
+	struct rec_buf w;
+
+	if (!r)
+		return;
+	w.len = 0;
 
 	put(&w, tgid, 4);
 	rec_write(r, REC_FORGET, &w);
@@ -363,7 +391,11 @@ void recording_forget(struct recording *r, uint32_t tgid)
 
 void recording_tick(struct recording *r, uint64_t now_ns)
 {
-	struct rec_buf w = {0};
+	struct rec_buf w;
+
+	if (!r)
+		return;
+	w.len = 0;
 
 	put(&w, now_ns, 8);
 	rec_write(r, REC_TICK, &w);
@@ -373,7 +405,7 @@ static bool tap_mapped(void *ctx, uint32_t tgid, uint64_t first, uint32_t n)
 {
 	struct recording *r = ctx;
 	bool yes = r->port->mapped && r->port->mapped(r->port->ctx, tgid, first, n);
-	struct rec_buf w = {0};
+	struct rec_buf w = {.len = 0};
 
 	put(&w, tgid, 4);
 	put(&w, first, 8);
@@ -387,7 +419,7 @@ static bool tap_shmem(void *ctx, uint32_t tgid, uint64_t page)
 {
 	struct recording *r = ctx;
 	bool yes = r->port->shmem && r->port->shmem(r->port->ctx, tgid, page);
-	struct rec_buf w = {0};
+	struct rec_buf w = {.len = 0};
 
 	put(&w, tgid, 4);
 	put(&w, page, 8);
