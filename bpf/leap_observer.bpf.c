@@ -942,6 +942,7 @@ SEC("tp_btf/block_bio_queue")
 int BPF_PROG(leap_arm_bio, struct bio *bio)
 {
 	__u64 id, cgid = 0, now;
+	struct leap_cg_stats *st;
 	struct leap_task_state *ts;
 	struct leap_target t;
 	struct leap_event *ev;
@@ -956,6 +957,9 @@ int BPF_PROG(leap_arm_bio, struct bio *bio)
 	if (!ts || !watched_cached(ts, id >> 32, &cgid, &t) ||
 	    (t.flags & LEAP_TGT_STANDBY) || !(t.flags & LEAP_TGT_EVENTS))
 		return 0;
+	st = stats_slot(t.stats_slot);
+	if (st)
+		__sync_fetch_and_add(&st->swapin_unarmed, 1);
 	now = bpf_ktime_get_ns();
 	if (now - leap_arm_sent_ns < LEAP_ARM_RESEND_NS)
 		return 0;

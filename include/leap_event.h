@@ -118,6 +118,13 @@ struct leap_cg_stats {
 	 * pages that are reclaimed and never faulted on are not seen.
 	 */
 	__u64 prefetch_wasted;
+	/*
+	 * Swap reads a watched task submitted while the fault hooks were off
+	 * (tracepoint path, arming: leap_arm_bio, which sees every block I/O
+	 * then): the page-ins the agent did not see, before the hooks came on.
+	 * Counted per read (a fault reading a cluster may submit several).
+	 */
+	__u64 swapin_unarmed;
 };
 
 /*

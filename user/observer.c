@@ -1101,6 +1101,7 @@ void leap_observer_stats_sum(struct leap_observer *obs, struct leap_cg_stats *su
 		sum->prefetches += s->prefetches;
 		sum->prefetch_hits += s->prefetch_hits;
 		sum->prefetch_wasted += s->prefetch_wasted;
+		sum->swapin_unarmed += s->swapin_unarmed;
 	}
 }
 

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # leap-timeout: 240
 # SPDX-License-Identifier: MIT
-# Cheap observation on the tracepoint path: leap-agent attaches its fault
+# Cheap observation: on the tracepoint path leap-agent attaches its fault
 # hooks (which every fault of every task pays for) only while a target
 # swaps in, and takes them off when its targets stop.
 #  - attached to a cgroup whose program faults a lot but never swaps: the
 #    hooks stay off, status says so;
-#  - a swapping program in it: the hooks come on, prefetches hit, and the
-#    misses the agent counts are the cgroup's own major faults less those
-#    before the hooks were attached (at most a quarter);
+#  - a swapping program in it: the hooks come on, prefetches hit, and every
+#    major fault of the cgroup is accounted for: seen by the hooks, or a
+#    swap read counted while they were off (swapin_unarmed);
 #  - the program done: the hooks come off within a fraction of a second
 #    (fewer than 3 device reads or hits in 100 ms), and come on again at
 #    the next swap-in burst;
 #  - --fault-hooks always keeps them on.
+# On the fentry path (5.10-6.12: the guests run this file too) the hooks
+# see swap faults only and are never armed: status says "always on",
+# nothing arms, and every major fault of the burst is seen.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -28,14 +31,13 @@ FAULT=$root/.output/overhead/fault-touch
 for b in "$WL" "$FAULT"; do
 	[ -x "$b" ] || bail_out "$b not built (run make)"
 done
-[ -d /sys/fs/cgroup/memory ] || skip_all "no cgroup v1 memory controller (vm.t covers v2)"
-"$AGENT" status | grep -q '^hook path: *tracepoint' ||
-	skip_all "the fentry path runs here: its hooks see swap faults only, nothing to arm"
+path=fentry
+"$AGENT" status | grep -q '^hook path: *tracepoint' && path=tracepoint
 
 fixture_init
 tmp=$FX_STATE
 swap=$(swap_file_on 1024) || bail_out "cannot set up a swap file"
-ok 0 "swap file $swap is on"
+note "swap file $swap is on"
 
 h=$(memcg_create 48M) || bail_out "cannot create a memory cgroup"
 cg=$(memcg_path_v2 "$h")
@@ -61,24 +63,35 @@ wait_counter() {
 
 start_agent attach --cgroup "$cg" --kernel-readahead off -v
 ok $? "attach --cgroup starts" || diag "$(cat "$tmp/agent.err")"
-like "$("$AGENT" status)" "agent fault hooks: +off until a target swaps in" \
-	"status: the fault hooks are off until a target swaps in"
+if [ $path = tracepoint ]; then
+	like "$("$AGENT" status)" "agent fault hooks: +off until a target swaps in" \
+		"status: the fault hooks are off until a target swaps in"
+else
+	like "$("$AGENT" status)" "agent fault hooks: +always on" \
+		"fentry: status says the fault hooks are always on (nothing to arm)"
+fi
 
 # ---- faults without swap: nothing attached -------------------------------------
 memcg_run_timeout 60 "$h" "$FAULT" 16 8 >/dev/null
 is $? 0 "a fault-bound program that never swaps runs in the watched cgroup"
 fresh_state
 is "$(st fault_hook_arms)" 0 "it does not arm the fault hooks"
-is "$(st faults)" 0 "and none of its 32,768 faults ran a BPF program of ours"
+if [ $path = tracepoint ]; then
+	is "$(st faults)" 0 "and none of its 32,768 faults ran a BPF program of ours"
+else
+	# The fentry hooks sit on do_swap_page(): a fault that swaps nothing
+	# in never reaches them.
+	is "$(st swapin_misses)" 0 "fentry: none of its faults was a swap-in"
+fi
 
-# ---- a swap-in burst: armed, and nearly every miss seen ----------------------------
+# ---- a swap-in burst: armed, and every miss accounted for ---------------------------
 maj0=$(memcg_stat "$h" pgmajfault)
 memcg_run_timeout 120 "$h" "$WL" --pattern stride:8 --footprint 96M >/dev/null 2>"$tmp/wl.err" &
 wl=$!
 # The hooks come off within ~0.1 s of the last device read: status says
 # "armed" while the workload reads, not after it.
 armed_status=
-while kill -0 "$wl" 2>/dev/null; do
+while [ $path = tracepoint ] && kill -0 "$wl" 2>/dev/null; do
 	armed_status=$("$AGENT" status | grep 'agent fault hooks')
 	[[ $armed_status == *armed* ]] && break
 	sleep 0.05
@@ -87,19 +100,33 @@ wait "$wl"
 is $? 0 "a swapping workload in the cgroup: exit 0 (data verified)" || diag "$(cat "$tmp/wl.err")"
 maj=$(($(memcg_stat "$h" pgmajfault) - maj0))
 fresh_state
-cmp_ok "$(st hits)" '>' 1000 "the hooks came on and prefetches hit ($(st hits))"
-is "$(st fault_hook_arms)" 1 "armed once"
-like "$armed_status" "agent fault hooks: +armed" "status says armed while it swaps in"
+cmp_ok "$(st hits)" '>' 1000 "prefetches hit ($(st hits))"
 seen=$(st swapin_misses)
-# Unseen: the majors before the hooks came on: the fill's sparse swap
-# reads (under 3 distinct milliseconds in 100 ms are not followed,
-# hooks.h AGENT_ARM_READS) and, likely, re-reads of program text evicted
-# under the limit (memcg's pgmajfault counts those too; no swap read
-# arms for them): 6 of 2,428, 45 of 800, 74 of 1,784 in single
-# runs here, 276 of 1,750 in a fresh-clone CI run (2026-11-27/28).
-cmp_ok "$seen" '>=' $((maj * 3 / 4)) \
-	"the agent saw the cgroup's major faults but those before the burst ($seen of $maj)"
-cmp_ok "$seen" '<=' $((maj + 32)) "... and no more"
+unarmed=$(st swapin_unarmed)
+# Every major fault of the cgroup is a swap-in the hooks saw, or one the
+# block I/O hook counted while they were off (before the third swap read
+# in 100 ms, and while they attach; hooks.h), or a re-read of program
+# text (memcg's pgmajfault counts those too).  Six runs here (2026-11-28):
+# seen + unarmed = maj - 1 .. maj + 2 in seven (maj 217-1,930, unarmed
+# 3-16).  Before the
+# reads while off were counted, seen alone was checked against a share of
+# maj that the attach's latency decides: 645 of 920 in a fresh-clone run
+# that day (the bound, 3/4, had been maj - 32).
+cmp_ok $((seen + unarmed)) '>=' $((maj - 4)) \
+	"every major fault is seen or counted unarmed ($seen + $unarmed of $maj)"
+cmp_ok "$seen" '<=' $((maj + 32)) "... and no more are seen than there were"
+note "unarmed: $unarmed of $maj major faults came before the hooks attached"
+if [ $path = tracepoint ]; then
+	# The hooks attach at the third swap read in 100 ms (hooks.h): the
+	# reads before it are never seen, always counted.
+	cmp_ok "$unarmed" '>=' 2 "the swap reads before the hooks came on are counted"
+	is "$(st fault_hook_arms)" 1 "armed once"
+	like "$armed_status" "agent fault hooks: +armed" "status says armed while it swaps in"
+else
+	is "$(st fault_hook_arms)/$unarmed" 0/0 "fentry: never armed, no read unseen"
+	done_testing
+	exit
+fi
 
 # ---- quiet again: disarmed, then armed by the next burst ----------------------------
 wait_counter fault_hook_disarms 6 1

@@ -39,6 +39,9 @@ const struct agent_counter agent_counters[] = {
 	SLOT("prefetch_wasted", prefetch_wasted, "leap_prefetch_wasted_pages_total",
 	     "Prefetched pages read from swap again before use (reclaimed under "
 	     "memory pressure)."),
+	SLOT("swapin_unarmed", swapin_unarmed, "leap_swapin_unarmed_total",
+	     "Swap reads of the target's tasks while the fault hooks were off "
+	     "(tracepoint path): page-ins the agent did not see."),
 	SLOT("events_sent", events_sent, "leap_events_sent_total",
 	     "Fault events BPF sent to the agent."),
 	SLOT("events_dropped", events_dropped, "leap_events_dropped_total",
