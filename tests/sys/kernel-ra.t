@@ -3,28 +3,30 @@
 # SPDX-License-Identifier: MIT
 # Leap beside Linux's swap readahead (vm.page-cluster=3, the default
 # --kernel-readahead keep), with real swap and a real program (CPython,
-# tools/real/pyscan.py: a read-modify-write fill, then a scan):
-#  - the fill, a write stream the kernel's readahead serves, is left to it
-#    (held_for_kernel_readahead);
-#  - a sequential or backward scan, a read stream it serves, gets Leap's
-#    windows past the kernel's (windows_beyond_kernel_readahead), which the
-#    program then hits, and it takes fewer major faults than with every
+# tools/real/pyscan.py: a read-modify-write fill, then a scan), in the
+# default arming mode (the fault hooks on while a target reads its swap
+# device):
+#  - a sequential or backward scan, a read stream the kernel's readahead
+#    serves, gets Leap's windows past the kernel's
+#    (windows_beyond_kernel_readahead), which the program then hits, and
+#    it takes fewer major faults that read the device than with every
 #    served stream left to the kernel (--kernel-readahead defer, which
 #    issues no such window), for both scans;
 #  - every byte the scan reads is the one the fill wrote;
-#  - Perl's fill (tools/real/perlscan.pl: vec() reads each page of a
-#    zeroed string, then writes it) looks like a read stream, but its misses
-#    find zero-filled swap entries, which the kernel fills without I/O: it
-#    is left to the kernel's readahead too (zero_filled_misses; kernels
-#    that count SWPIN_ZERO per memcg, ~6.14 on, on the tracepoint path).
-# Every row keeps the fault hooks on throughout (--fault-hooks always):
-# the checks are about what the agent does with the misses it sees, not
-# about when it sees them (arming.t). Armed by device reads (hooks.h), the
-# hooks see a fill only while its neighbours read the device, which some
-# runs never do: 23 of Perl's zero-filled misses seen in one run of six
-# here (910-3,220 in the others) and too few in a CI run, 2 of CPython's
-# backward-scan fill in one of six (2026-11-28), each failing its fill's
-# checks; with the hooks on, every miss of the fill is seen.
+#  - no page behind a scan is made cold (cold_behind is for fills), and
+#    with --cold-behind 0 none at all;
+#  - shared memory: a served sequential scan gets no window past the
+#    kernel's, a stride does, and hits;
+#  - Perl (tools/real/perlscan.pl), whose fill reads zero-filled entries,
+#    gets (almost) no window past the kernel's readahead.
+# What the agent decides for a fill (held for the kernel's readahead, the
+# pages behind it made cold, zero-filled misses told apart) is checked on
+# recorded runs of these same programs, deterministically
+# (tests/unit/test_replay.c: py-seq, py-reverse, perl-stride): armed by
+# device reads (hooks.h), the hooks see a fill only while its neighbours
+# read the device, which some runs never do (23 of Perl's zero-filled
+# misses seen in one run of six here, 2 of CPython's backward-scan fill in
+# another, 2026-11-28), so a live check of them fails by chance.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -37,8 +39,8 @@ prefetch_fixture 512
 
 # run NAME RA PATTERN: pyscan.py 128 PATTERN in 64 MiB under leap-agent
 # --kernel-readahead RA (PATTERN perl: perlscan.pl 128 8); the JSON in
-# $tmp/NAME.json (run_unless_oom: an OOM kill by memcg v1 is tried again,
-# never counted).
+# $tmp/NAME.json (run_unless_oom: an OOM kill the program's own allocation
+# invoked is tried again, said and counted).
 run()
 {
 	local name=$1 ra=$2 pat=$3
@@ -49,14 +51,13 @@ run()
 	# SWPIN_ZERO reaches the agent on the tracepoint path only.
 	[ "$pat" = perl ] && prog=(perl "$root/tools/real/perlscan.pl" 128 8) hook=(--hook tracepoint)
 	run_unless_oom "$tmp/$name.out" "$tmp/$name.err" "$AGENT" run --policy leap "${hook[@]}" \
-		--fault-hooks always "$@" \
-		--kernel-readahead "$ra" --memory-limit 64M --json "$tmp/$name.json" -- \
+		"$@" --kernel-readahead "$ra" --memory-limit 64M --json "$tmp/$name.json" -- \
 		"${prog[@]}"
 	is "$?" 0 "$name: the program ran to completion under leap-agent"
 	like "$(cat "$tmp/$name.out")" '"bad": 0' "$name: every page read back had the value the fill wrote"
 	diag "$name: $(jq -c '{swapin_misses, prefetched, hits, prefetch_wasted,
 		held_for_kernel_readahead, windows_beyond_kernel_readahead,
-		zero_filled_misses, cold_behind_pages}' "$tmp/$name.json")"
+		zero_filled_misses, swapin_unarmed, cold_behind_pages}' "$tmp/$name.json")"
 }
 val() { jq -r ".$2" "$tmp/$1.json"; }
 
@@ -67,9 +68,6 @@ printf '[default]\nstand_down = never\n' >"$tmp/never.conf"
 for pat in seq reverse; do
 	run "$pat" keep "$pat"
 	run "$pat-defer" defer "$pat" --config "$tmp/never.conf"
-	# 4,069-4,078 of the fill's misses held (six runs, 2026-11-28).
-	cmp_ok "$(val "$pat" held_for_kernel_readahead)" '>' 2000 \
-		"$pat: the fill (a write stream) was left to the kernel's readahead"
 	cmp_ok "$(val "$pat" windows_beyond_kernel_readahead)" '>' 10 \
 		"$pat: the scan (a read stream) got windows past the kernel's"
 	is "$(val "$pat-defer" windows_beyond_kernel_readahead)" 0 \
@@ -87,30 +85,31 @@ done
 # both scans on their major faults.
 cmp_ok "$(($(val seq hits) * 100))" '>' "$(($(val seq prefetched) * 60))" \
 	"seq: most prefetched pages were hit (> 60%; measured 85-96%)"
-# The major faults that read the device: the fill's ~4,100 misses on
-# zero-filled swap entries (no I/O, the same in every row) left out. They
+# The major faults that read the device: those the hooks saw less the
+# fill's misses on zero-filled swap entries (no I/O, the same in every
+# row), plus the swap reads while the hooks were off (swapin_unarmed: the
+# default mode sees a burst only once it armed).  The zero-filled misses
 # had hidden the difference: a CI run read seq 4,728 against 5,521 with
 # defer, all misses counted (86%), and 613 against 1,378 device reads
 # (44%); three runs here since: seq 9-17%, reverse 26-36% (CI 28%).
-reads() { echo $(($(val "$1" swapin_misses) - $(val "$1" zero_filled_misses))); }
+reads()
+{
+	echo $(($(val "$1" swapin_misses) - $(val "$1" zero_filled_misses) + $(val "$1" swapin_unarmed)))
+}
 cmp_ok "$(($(reads seq) * 100))" '<' "$(($(reads seq-defer) * 75))" \
 	"seq: fewer major faults that read the device than with the stream left to the kernel ($(reads seq) against $(reads seq-defer))"
 cmp_ok "$(($(reads reverse) * 100))" '<' "$(($(reads reverse-defer) * 75))" \
 	"reverse: fewer major faults that read the device than with the stream left to the kernel ($(reads reverse) against $(reads reverse-defer))"
 
-# The pages the fill went past are made cold while the fault hooks see
-# the fill, not the scans' (read streams); with --cold-behind 0 none are.
-# With the hooks on throughout, 32,256-32,278 of the 32,768 pages in six
-# runs of every row (2026-11-28).
-# The defer rows too: their scans miss on every page, and the fill left
-# every 256th page zero, which the kernel's readahead around a scan miss
-# meets (SWPIN_ZERO); such misses read the device as well and are no
-# fill's (they had made 49,154-64,535 pages cold, the scan's with them).
+# Only the pages behind the fill may be made cold (32,768 at most, while
+# the hooks see it), never the scans' (read streams).  The defer rows
+# too: their scans miss on every page, and the fill left every 256th page
+# zero, which the kernel's readahead around a scan miss meets
+# (SWPIN_ZERO); such misses read the device as well and are no fill's
+# (they had made 49,154-64,535 pages cold, the scan's with them).
 for pat in seq reverse seq-defer reverse-defer; do
-	cmp_ok "$(val "$pat" cold_behind_pages)" '>' 30000 \
-		"$pat: the pages behind the fill were made cold"
 	cmp_ok "$(val "$pat" cold_behind_pages)" '<' 34000 \
-		"$pat: ... and not those behind the scan ($(val "$pat" cold_behind_pages))"
+		"$pat: no page behind the scan made cold ($(val "$pat" cold_behind_pages))"
 done
 run seq-warm keep seq --cold-behind 0
 is "$(val seq-warm cold_behind_pages)" 0 "seq, --cold-behind 0: no page made cold"
@@ -133,20 +132,16 @@ cmp_ok "$(val shm-stride hits)" '>' 5000 "shm-stride: thousands of them hit"
 # all have the count_memcg_events tracepoint (~6.13).
 if grep -q '^swpin_zero ' /proc/vmstat && command -v perl >/dev/null; then
 	run perl keep perl
-	# One miss per 8 pages (page-cluster 3): 4,114-4,129 in six runs.
-	cmp_ok "$(val perl zero_filled_misses)" '>' 2000 \
-		"perl: the fill's misses found zero-filled swap entries"
-	cmp_ok "$(val perl held_for_kernel_readahead)" '>' 2000 \
-		"perl: the fill (a read stream over zero-filled entries) was left to the kernel's readahead"
-	# Measured: 4-8 windows past the kernel's (5,300-5,600 per 256 MiB run before).
+	# Measured: 4-8 windows past the kernel's (5,300-5,600 per 256 MiB run
+	# before its fill's zero-filled misses were told apart).
 	cmp_ok "$(val perl windows_beyond_kernel_readahead)" '<' 50 \
 		"perl: (almost) no window past the kernel's readahead"
-	cmp_ok "$(val perl cold_behind_pages)" '>' 30000 \
-		"perl: the pages behind its fill were made cold"
+	cmp_ok "$(val perl hits)" '>' 5000 "perl: its strided scan hits ($(val perl hits))"
 else
-	for c in "perl ran" "perl read back" "perl zero-filled misses" "perl fill held" "perl no window past the kernel's" "perl fill made cold"; do
+	for c in "perl ran" "perl read back" "perl no window past the kernel's" "perl scan hits"; do
 		skip "$c" "kernel $(uname -r) does not count zero-filled swap-ins (swpin_zero)"
 	done
 fi
 
+note "OOM kills tried again: $OOM_RETRIES"
 done_testing

@@ -11,11 +11,13 @@
 #  - the program's data is intact;
 #  - prefetching is real (thousands of pages, serving most of the scan's
 #    page-ins), and the wasted ones stay a small fraction of those issued;
-#  - a sequential fill, which the kernel's readahead serves, is left to it
-#    (held_for_kernel_readahead), so the two never fetch the same pages,
-#    and its misses stop waking the agent until the strided scan begins;
 #  - the windows were recorded by the leap_record BPF program (5.14+) with
 #    no page refused, and the pagemap filter used PAGEMAP_SCAN (6.7+).
+# In the default arming mode.  That the sequential fill before the scan is
+# left to the kernel's readahead, and its thread quieted until the scan,
+# is checked on a recorded run of this program (tests/unit/test_replay.c,
+# py-stride and py-seq): the hooks see a fill only while its neighbours
+# read the device, which some runs hardly do (kernel-ra.t).
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -27,22 +29,18 @@ root=$(cd "$here/../.." && pwd)
 prefetch_fixture 512
 
 js=$tmp/run.json
-# The fault hooks on throughout: armed by device reads (hooks.h), they see
-# the fill only while its neighbours read the device, which some runs
-# hardly do (kernel-ra.t: 0 of a CPython fill's misses in one run of six),
-# and the fill's checks below are about what the agent does with the misses
-# it sees.
 run_unless_oom "$tmp/out" "$tmp/err" "$AGENT" run --policy leap --memory-limit 64M \
-	--fault-hooks always --json "$js" -- "$PY" "$root/tools/real/pyscan.py" 80 stride:16
+	--json "$js" -- "$PY" "$root/tools/real/pyscan.py" 80 stride:16
 is "$?" 0 "the program ran to completion under leap-agent"
 like "$(cat "$tmp/out")" '"bad": 0' "every page read back had the value the fill wrote"
 
 pf=$(jq -r .prefetched "$js")
 hits=$(jq -r .hits "$js")
 wasted=$(jq -r .prefetch_wasted "$js")
-held=$(jq -r .held_for_kernel_readahead "$js")
-diag "prefetched $pf hits $hits wasted $wasted held for kernel readahead $held" \
-	"misses $(jq -r .swapin_misses "$js")"
+# The misses: those the hooks saw and the swap reads while they were off.
+miss=$(($(jq -r .swapin_misses "$js") + $(jq -r .swapin_unarmed "$js")))
+diag "prefetched $pf hits $hits wasted $wasted misses $miss" \
+	"(unarmed $(jq -r .swapin_unarmed "$js"))"
 cmp_ok "$pf" '>' 3000 "thousands of pages prefetched"
 # Prefetches served a good share of the scan's page-ins: hits against
 # hits + misses 52-82% in 14 runs here (2026-11-26; 64-84% without the
@@ -50,7 +48,6 @@ cmp_ok "$pf" '>' 3000 "thousands of pages prefetched"
 # 10,839-12,643).  Not hits against pages issued: a window issued over one
 # still in flight counts its pages again (33-73% here).  Waste, below, is
 # the bound on what prefetching cost.
-miss=$(jq -r .swapin_misses "$js")
 cmp_ok "$((hits * 100))" '>' "$(((hits + miss) * 45))" \
 	"prefetches served a good share of the scan's page-ins (hits > 45% of hits + misses)"
 # The issue's bound: under 5% of those issued.  Measured 0.3-0.5% (6 runs,
@@ -60,12 +57,6 @@ cmp_ok "$((hits * 100))" '>' "$(((hits + miss) * 45))" \
 # made it 4.5-11.8%, and each one halved a window.
 cmp_ok "$((wasted * 100))" '<' "$((pf * 5))" \
 	"prefetched pages reclaimed before use stay under 5% of those issued"
-# 1,865-1,878 held in six runs (2026-11-28).
-cmp_ok "$held" '>' 500 "the sequential fill was left to the kernel's readahead"
-# Held misses only get recorded: the thread is told not to wake the agent
-# (leap_quiet), and the strided scan after the fill lifts that again.
-cmp_ok "$(jq -r .quiet_sets "$js")" '>=' 1 "the fill's thread stopped waking the agent"
-cmp_ok "$(jq -r .quiet_lifts "$js")" '>=' 1 "the strided scan woke it again"
 # The cheaper paths the agent takes where the kernel has them: a failure
 # would silently fall back to the slower ones.
 kver=$(uname -r | awk -F. '{print $1 * 1000 + $2}')
@@ -95,4 +86,5 @@ diag "squeezed: prefetched $(jq -r .prefetched "$js2") wasted $(jq -r .prefetch_
 cmp_ok "$(jq -r .prefetch_wasted "$js2")" '>' 100 \
 	"prefetched pages reclaimed before use are counted as wasted"
 
+note "OOM kills tried again: $OOM_RETRIES"
 done_testing

@@ -26,6 +26,68 @@ static const char *const traces[] = {
 	"two-procs", "shm-stride", "shm-seq",	 "zram",
 };
 
+/*
+ * What each recording must show whatever its exact numbers (a re-recording
+ * after a change of policy must still): the decisions the live system
+ * tests leave to these replays, since the fault hooks see a fill only
+ * while its neighbours read the device (tests/sys/kernel-ra.t, pressure.t).
+ * One bound a line: counter, relation ('>' or '<' or '='), value.
+ */
+static const struct property {
+	const char *trace, *counter;
+	char rel;
+	uint64_t value;
+	const char *why;
+} properties[] = {
+	{"py-seq", "held_kernel_ra", '>', 1000,
+	 "the fill (a write stream) is left to the kernel"},
+	{"py-seq", "cold_pages", '>', 10000, "the pages behind the fill are made cold"},
+	{"py-seq", "beyond_kernel_ra", '>', 10,
+	 "the scan's windows go past the kernel's"},
+	{"py-seq", "quiet_sets", '>', 0, "the fill's thread stops waking the agent"},
+	{"py-seq", "quiet_lifts", '>', 0, "... and the scan wakes it again"},
+	{"py-reverse", "held_kernel_ra", '>', 1000, "the fill is left to the kernel"},
+	{"py-reverse", "cold_pages", '>', 10000,
+	 "the pages behind the fill are made cold"},
+	{"py-reverse", "beyond_kernel_ra", '>', 10,
+	 "the backward scan's windows go past"},
+	{"py-stride", "held_kernel_ra", '>', 1000, "the fill is left to the kernel"},
+	{"py-stride", "windows", '>', 500, "the strided scan gets windows"},
+	{"perl-stride", "zero_misses", '>', 1000,
+	 "Perl's fill finds zero-filled entries"},
+	{"perl-stride", "held_kernel_ra", '>', 1000, "... and is left to the kernel"},
+	{"perl-stride", "beyond_kernel_ra", '<', 50,
+	 "... with (almost) no window past it"},
+	{"perl-stride", "cold_pages", '>', 10000, "the pages behind it are made cold"},
+	{"two-procs", "windows", '>', 1000,
+	 "two strided programs at once both get windows"},
+	{"shm-stride", "windows", '>', 500, "a stride in shared memory gets windows"},
+	{"shm-stride", "held_kernel_ra", '=', 0, "... none held"},
+	{"shm-seq", "beyond_kernel_ra", '=', 0,
+	 "a served scan of shared memory: no window past"},
+	{"shm-seq", "held_kernel_ra", '>', 500, "... it is held"},
+	{"py-random", "stand_downs", '=', 1,
+	 "random access stands down (nothing to add)"},
+	{"py-random", "windows", '<', 10, "... after (almost) no window"},
+	{"zram", "stand_downs", '=', 1, "swap on zram stands down"},
+	{"zram", "windows", '=', 0, "... before any window"},
+};
+
+/* Counter name's value in report's "replay:" line. */
+static uint64_t counter_of(const char *report, const char *name)
+{
+	const char *line = strstr(report, "\nreplay:");
+	char key[64];
+	const char *at;
+
+	assert_non_null(line);
+	snprintf(key, sizeof(key), " %s=", name);
+	at = strstr(line, key);
+	if (!at || at > strchr(line + 1, '\n'))
+		fail_msg("no counter %s in the replay's line", name);
+	return strtoull(at + strlen(key), NULL, 10);
+}
+
 /* What `leap-agent replay` prints for path, into a malloc'd string. */
 static char *report(const char *path, bool plans, bool *same)
 {
@@ -76,6 +138,31 @@ static void first_difference(const char *a, const char *b)
 		}
 		a += la + (ea != NULL);
 		b += lb + (eb != NULL);
+	}
+}
+
+static void test_properties(void **state)
+{
+	char rec[256];
+	(void)state;
+
+	for (size_t i = 0; i < sizeof(properties) / sizeof(properties[0]); i++) {
+		const struct property *p = &properties[i];
+		bool same, good;
+		char *got;
+		uint64_t v;
+
+		snprintf(rec, sizeof(rec), DIR "/%s.rec", p->trace);
+		got = report(rec, false, &same);
+		v = counter_of(got, p->counter);
+		good = p->rel == '>'   ? v > p->value
+		       : p->rel == '<' ? v < p->value
+				       : v == p->value;
+		if (!good)
+			fail_msg("%s: %s = %llu, not %c %llu: %s", p->trace, p->counter,
+				 (unsigned long long)v, p->rel,
+				 (unsigned long long)p->value, p->why);
+		free(got);
 	}
 }
 
@@ -191,6 +278,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_recordings),
+		cmocka_unit_test(test_properties),
 		cmocka_unit_test(test_bad_files),
 	};
 
