@@ -34,7 +34,16 @@ command -v jq >/dev/null || bail_out "jq missing (make deps)"
 fixture_init
 tmp=$FX_STATE
 swap=$(swap_file_on 1024) || bail_out "cannot set up a swap file"
-ok 0 "swap file $swap is on"
+note "swap file $swap is on"
+# vm.page-cluster before any agent runs: --kernel-readahead off sets it to 0
+# while an agent runs, and the agent (or its guardian, if it dies) puts this
+# value back.  On a host at 0 a value never put back would look restored:
+# there it is 3 (Linux's default) for the test, restored at teardown.
+pc_before=$(cat /proc/sys/vm/page-cluster)
+if [ "$pc_before" = 0 ]; then
+	page_cluster_set 3 || bail_out "cannot set vm.page-cluster"
+	pc_before=3
+fi
 
 jf() { jq -r ".$2" "$1"; }
 # Float as an integer percentage.
@@ -51,12 +60,15 @@ for pol in off leap; do
 		>"$tmp/$pol.out" 2>"$tmp/$pol.err"
 	is $? 0 "run --policy $pol: workload exits 0 (data verified)" || diag "$(cat "$tmp/$pol.err")"
 	diag "$pol: $(grep leap-agent: "$tmp/$pol.err")"
+	is "$(cat /proc/sys/vm/page-cluster)" "$pc_before" \
+		"run --policy $pol --kernel-readahead off: vm.page-cluster back to $pc_before after it"
 done
 is "$(jf "$tmp/off.json" exit_status)" 0 "JSON exit_status"
+lacks=
 for k in wall_s faults swapin_misses prefetched hits accuracy coverage exit_status; do
-	[ "$(jf "$tmp/leap.json" $k)" != null ] || fail "JSON lacks $k"
+	[ "$(jf "$tmp/leap.json" $k)" != null ] || lacks+=" $k"
 done
-pass "JSON has wall_s faults swapin_misses prefetched hits accuracy coverage exit_status"
+is "$lacks" "" "JSON has wall_s faults swapin_misses prefetched hits accuracy coverage exit_status"
 cmp_ok "$(jf "$tmp/leap.json" events)" '>' 10000 "events arrive ($(jf "$tmp/leap.json" events))"
 cmp_ok "$(jf "$tmp/off.json" prefetched)" '==' 0 "policy off prefetches nothing"
 cmp_ok "$(jf "$tmp/leap.json" prefetched)" '>' 5000 "policy leap prefetches ($(jf "$tmp/leap.json" prefetched))"
@@ -279,6 +291,6 @@ memcg_destroy "$h"
 ok "$([ ! -e /sys/fs/bpf/leap ]; echo $?)" "no pins left"
 left=$(find /sys/fs/cgroup/unified -maxdepth 1 -name 'leap-run-*' 2>/dev/null | wc -l)
 is "$left" 0 "no leap-run cgroups left"
-is "$(cat /proc/sys/vm/page-cluster)" "$(cat "$FX_STATE/page_cluster_orig" 2>/dev/null || cat /proc/sys/vm/page-cluster)" \
-	"vm.page-cluster restored"
+is "$(cat /proc/sys/vm/page-cluster)" "$pc_before" \
+	"vm.page-cluster restored (to $pc_before, its value before the first agent)"
 done_testing

@@ -41,7 +41,7 @@ backend_memd A 127.0.0.1:0 600M || bail_out "leap-memd did not start"
 backend_swapd 512M --cache-pages 4096 || bail_out "leap-swapd did not start"
 backend_swapon || bail_out "loop device, mkswap or swapon failed"
 loop=$BK_LOOP
-pass "backend swap on $loop ($(awk -v d="$loop" '$1 == d {print $3}' /proc/swaps) KiB)"
+note "backend swap on $loop ($(awk -v d="$loop" '$1 == d {print $3}' /proc/swaps) KiB)"
 
 # agent ROW-NAME AGENT-ARGS... -- WORKLOAD-ARGS...: one leap-agent run.
 agent()

@@ -253,7 +253,11 @@ isnt "$?" 0 "a plain fallocate (allocation) is refused"
 
 # Page-in latency through the file (direct I/O, one page): a fetch from
 # leap-memd over loopback vs a prefetch-cache hit.  Reported, not asserted
-# (the machine is shared), except that every prefetched read was a hit.
+# (the machine is shared), except that every prefetched read was a hit: the
+# cache's hits grow by exactly the 60 pages prefetched while they are read
+# (the 16 MiB written first dropped every cached copy, and the 500 pages
+# read before are others).  The reads start once all 60 are in the cache
+# (STATS prefetched), not after a guessed sleep.
 dd if=/dev/urandom of="$mnt/swap" bs=1M count=16 oflag=direct conv=notrunc status=none
 lat=$(timeout -k 5 30 python3 - "$mnt/swap" "$ctl" <<'PY'
 import mmap, os, socket, sys, time, random
@@ -263,6 +267,8 @@ buf = mmap.mmap(-1, 4096)
 def cmd(c):
     s = socket.socket(socket.AF_UNIX); s.connect(ctl); f = s.makefile("rwb")
     f.write(c.encode() + b"\n"); f.flush(); return f.readline().decode()
+def stat(k):
+    return int(dict(w.split("=", 1) for w in cmd("STATS").split()[1:])[k])
 def timed(slots):
     v = []
     for s in slots:
@@ -272,13 +278,20 @@ def timed(slots):
 random.seed(1)
 slots = random.sample(range(4096), 1000)
 miss = timed(slots[:500])
+p0 = stat("prefetched")
 cmd("PREFETCH " + " ".join(map(str, slots[500:560])))
-time.sleep(0.3)
+for _ in range(200):  # 10 s at most
+    if stat("prefetched") >= p0 + 60:
+        break
+    time.sleep(0.05)
+h0 = stat("hits")
 hit = timed(slots[500:560])
-print("miss_p50=%.1f miss_p99=%.1f hit_p50=%.1f hit_p99=%.1f" % (miss + hit))
+print("miss_p50=%.1f miss_p99=%.1f hit_p50=%.1f hit_p99=%.1f" % (miss + hit),
+      "prefetched=%d hits=%d" % (stat("prefetched") - p0, stat("hits") - h0))
 PY
 )
 like "$lat" "^miss_p50=" "page-in latency measured: $lat (us)" || dump_swapd
+like "$lat" " prefetched=60 hits=60$" "... and each of the 60 prefetched pages read was a cache hit"
 kill -TERM "$swapd_pid"
 wait "$swapd_pid"
 is "$?" 0 "leap-swapd stops on SIGTERM when nothing holds the file"

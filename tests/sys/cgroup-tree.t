@@ -39,7 +39,7 @@ command -v jq >/dev/null || bail_out "jq missing (make deps)"
 fixture_init
 tmp=$FX_STATE
 swap=$(swap_file_on 512) || bail_out "cannot set up a swap file"
-ok 0 "swap file $swap is on"
+note "swap file $swap is on"
 
 # The memory limit comes from a v1 memory cgroup (this machine's cgroup2
 # has no controllers); the v2 tree below is what the agent matches.
@@ -134,11 +134,12 @@ hcount() { pq --arg c "$1" '.leap_reaction_latency_seconds.samples[] | select(.n
 # pw_max (256) pages make some hundreds of them (781 seen at 15,448 pages).
 cmp_ok "$(hcount "$rel/leap.service")" '>' 100 "per target: the leap child's prefetches are in it ($(hcount "$rel/leap.service"))"
 is "$(hcount "$rel")" 0 "and the observing slice's histogram is empty"
+absent=
 for fam in leap_faults leap_prefetched_pages leap_events_dropped leap_prefetch_accuracy_ratio \
 	leap_prefetch_coverage_ratio leap_agent_cpu_seconds leap_agent_events leap_target_info; do
-	[ "$(pq ".$fam.samples | length")" -gt 0 ] || fail "no $fam samples"
+	[ "$(pq ".$fam.samples | length")" -gt 0 ] || absent+=" $fam"
 done
-pass "counters, ratios, agent cost and target info are all there"
+is "$absent" "" "counters, ratios, agent cost and target info are all there"
 like "$(pq '.leap_cgroup_matched_info.samples[].labels.cgroup')" "$rel/leap.service/late.scope" \
 	"leap_cgroup_matched_info names the grandchild"
 [ -s "$tmp/leap.prom" ] && /usr/bin/python3 "$PARSE" <"$tmp/leap.prom" >/dev/null

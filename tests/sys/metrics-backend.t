@@ -6,7 +6,9 @@
 # parser (python3-prometheus-client): leap-agent in backend mode exports
 # leap-swapd's STATS (read over its control socket) next to its own
 # counters, and leap-memctl stats --format prometheus exports each
-# leap-memd server's.  A server that is down is reported, not hidden.
+# leap-memd server's, whose pages-written counter moves with the swap
+# traffic of a program that swaps through the backend.  A server that is
+# down is reported, not hidden.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -16,8 +18,9 @@ root=$(cd "$here/../.." && pwd)
 require_root
 AGENT=$root/bin/leap-agent
 MEMCTL=$root/bin/leap-memctl
+WL=$root/bin/leap-workload
 PARSE=$here/helpers/prom-parse.py
-for b in "$AGENT" "$MEMCTL" "$root/bin/leap-memd" "$root/bin/leap-swapd"; do
+for b in "$AGENT" "$MEMCTL" "$WL" "$root/bin/leap-memd" "$root/bin/leap-swapd"; do
 	[ -x "$b" ] || bail_out "$b not built (run make)"
 done
 [ -c /dev/fuse ] || skip_all "no /dev/fuse"
@@ -34,15 +37,31 @@ tmp=$BK_DIR
 backend_memd A 127.0.0.1:0 160M || bail_out "leap-memd did not start"
 backend_swapd 128M --cache-pages 1024 || bail_out "leap-swapd did not start"
 backend_swapon || bail_out "loop device, mkswap or swapon failed"
-pass "backend swap on $BK_LOOP"
+note "backend swap on $BK_LOOP"
+
+# One counter of leap-memd A's, from leap-memctl's text output.
+memd_stat()
+{
+	run_timeout 20 "$MEMCTL" -k "$BK_SECRET" -s "$A_addr" stats 2>/dev/null |
+		awk -v k="$1" '$2 == k {print $3}'
+}
+# Pages written so far: mkswap's header and nothing else.
+written0=$(memd_stat pages_written)
+like "$written0" '^[0-9]+$' "leap-memctl stats reads leap-memd's pages written ($written0)"
 
 # ---- leap-agent in backend mode: its counters and leap-swapd's ---------------------
-run_timeout 60 "$AGENT" run --memory-limit 32M --backend "$BK_CTL" --backend-dev "$BK_LOOP" \
+# The command swaps: 64 MiB written and read back by leap-workload in the
+# 32 MiB cgroup, so at least 32 MiB (8,192 pages) go out to the backend,
+# the swap area of the highest priority.  Then, the agent still running,
+# its Prometheus text and its state file (written once a second).
+run_timeout 120 "$AGENT" run --memory-limit 32M --backend "$BK_CTL" --backend-dev "$BK_LOOP" \
 	--json "$tmp/run.json" \
-	-- sh -c "sleep 1.5; '$AGENT' stats --format prometheus >'$tmp/agent.prom'; \
+	-- sh -c "'$WL' --pattern seq --footprint 64M >'$tmp/wl.out' 2>&1 && sleep 1.5 && \
+		'$AGENT' stats --format prometheus >'$tmp/agent.prom' && \
 		cp /run/leap/agent.json '$tmp/state.json'" \
 	>/dev/null 2>"$tmp/run.err"
-is $? 0 "stats --format prometheus while a backend-mode agent runs" || diag "$(cat "$tmp/run.err")"
+is $? 0 "a program swaps through the backend; stats --format prometheus while the agent runs" ||
+	diag "$(cat "$tmp/run.err" "$tmp/wl.out")"
 /usr/bin/python3 "$PARSE" <"$tmp/agent.prom" >"$tmp/agent.json" 2>"$tmp/parse.err"
 ok $? "it parses" || diag "$(cat "$tmp/parse.err")"
 pq() { jq -r "$@" "$tmp/agent.json"; }
@@ -78,8 +97,12 @@ is "$(mq '.leap_memd_up.samples[0].value | floor')" 1 "leap_memd_up is 1"
 is "$(mq '.leap_memd_up.samples[0].labels.server')" "$A_addr" "labelled with the server"
 cmp_ok "$(mq '.leap_memd_capacity_pages.samples[0].value | floor')" '>=' 40960 \
 	"leap_memd_capacity_pages holds the server's size"
-cmp_ok "$(mq '.leap_memd_pages_written.samples[0].value | floor')" '>' 0 \
-	"leap_memd_pages_written_total counts the swap traffic"
+# Its pages written since before the program: the 8,192 pages the cgroup
+# could not hold went out at least once (leap-workload's pages hold data,
+# none is a zero-filled page the kernel would keep off the device).
+written=$(mq '.leap_memd_pages_written.samples[0].value | floor')
+cmp_ok "$((written - written0))" '>=' 8192 \
+	"leap_memd_pages_written_total counts the swap traffic ($written0 before the program, $written after)"
 # A second server that is not there: reported down, the first still shown.
 run_timeout 60 "$MEMCTL" stats --format prometheus --retry-ms 200 -s "$A_addr" -s 127.0.0.1:1 \
 	-k "$BK_SECRET" >"$tmp/memd2.prom" 2>/dev/null

@@ -30,7 +30,7 @@ swap="$FX_SWAP_DIR/leap-test-$gone-swap1"
 fixture_register _fx_swap_off "$swap"
 fallocate -l 16M "$swap" && chmod 600 "$swap" && mkswap -q "$swap" >/dev/null &&
 	swapon -p 5 "$swap" || bail_out "cannot set up $swap"
-ok 0 "a dead test's swap file is on"
+note "a dead test's swap file is on"
 
 live_file="$FX_SWAP_DIR/leap-test-$live-swap1"
 fixture_register rm -f "$live_file"

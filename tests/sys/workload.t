@@ -29,7 +29,7 @@ json_field()
 }
 
 swap=$(swap_file_on 512) || bail_out "cannot set up a swap file"
-ok 0 "swap file $swap is on"
+note "swap file $swap is on"
 
 FOOT=192M
 LIMIT=64M
@@ -43,11 +43,12 @@ for pat in seq stride:16 random; do
 	is "$rc" 0 "$pat: exit 0" || diag "$(cat "$tmp/err")"
 	is "$(json_field "$tmp/out.json" pattern)" "$pat" "$pat: JSON names the pattern"
 	is "$(json_field "$tmp/out.json" errors)" 0 "$pat: no checksum errors"
+	is "$(json_field "$tmp/out.json" footprint_bytes)" $((192 << 20)) \
+		"$pat: JSON reports the footprint asked for ($FOOT)"
 	is "$(json_field "$tmp/out.json" accesses)" 49152 "$pat: every page accessed once"
 	maj=$(json_field "$tmp/out.json" majflt)
 	cmp_ok "${maj:-0}" '>' 1000 "$pat: major faults in the measured pass ($maj)"
 	cmp_ok $((in1 - in0)) '>' 1000 "$pat: pswpin grew by $((in1 - in0))"
-	cmp_ok "$(memcg_stat "$h" max_usage)" '<=' $((64 << 20)) "$pat: memcg stayed within $LIMIT"
 	diag "$pat: $(cat "$tmp/err")"
 	memcg_destroy "$h"
 done
