@@ -12,7 +12,10 @@
 #   fixture_teardown           run all registered cleanups now (idempotent)
 #   fixture_leftovers          print what this test left behind (empty = clean)
 #   swap_file_on SIZE_MIB      preallocated swap file on the root fs, swapon;
-#                              prints its path
+#                              prints its path.  With FX_SWAP_DEV set (a
+#                              guest's scratch disk: its root filesystem is
+#                              read-only 9p, /tmp tmpfs), that block device
+#                              instead, whatever SIZE_MIB
 #   zram_swap_on SIZE_MIB      a free zram device as swap, above the files'
 #                              priority (a fast, CPU-bound swap device);
 #                              prints its path; swapoff and reset at teardown
@@ -56,6 +59,8 @@ FX_MEMCG_V2_ONLY=
 [ -f "$FX_MEMCG_V1_ROOT/memory.limit_in_bytes" ] || FX_MEMCG_V2_ONLY=1
 FX_SWAP_DIR=${FX_SWAP_DIR:-/var/tmp}
 FX_SWAP_PRIO=${FX_SWAP_PRIO:-1000}
+# In a guest of tests/vm/suite.sh: its scratch disk (swap_file_on).
+FX_SWAP_DEV=${FX_SWAP_DEV:-${LEAPVM_DISK:-}}
 FX_TAG="leap-test-$$"
 
 _fx_err()
@@ -270,10 +275,26 @@ zram_swap_on()
 	echo "/dev/${z##*/}"
 }
 
+# swapoff for a device of FX_SWAP_DEV (not removed, unlike a file).
+_fx_swapdev_off()
+{
+	grep -q "^$1 " /proc/swaps && swapoff "$1"
+	! grep -q "^$1 " /proc/swaps
+}
+
 swap_file_on()
 {
 	local mib=$1 fstype f
 	_fx_need_init || return 1
+	if [ -n "$FX_SWAP_DEV" ]; then
+		fixture_register _fx_swapdev_off "$FX_SWAP_DEV"
+		mkswap -q "$FX_SWAP_DEV" >/dev/null && swapon -p "$FX_SWAP_PRIO" "$FX_SWAP_DEV" || {
+			_fx_err "swap_file_on: cannot enable swap on $FX_SWAP_DEV"
+			return 1
+		}
+		echo "$FX_SWAP_DEV"
+		return 0
+	fi
 	[[ $mib =~ ^[0-9]+$ ]] && [ "$mib" -gt 0 ] || {
 		_fx_err "swap_file_on: size in MiB expected, got '$mib'"
 		return 1

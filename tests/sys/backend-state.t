@@ -7,7 +7,8 @@
 # serves every page its servers still hold, never a stale or a zeroed one.
 # The FUSE frontend carries the data here (no swap: the kernel side of a
 # FUSE device dies with its daemon, see docs/backend.md; the NBD frontend's
-# survival under live swap is tests/sys/backend-nbd-restart.t).
+# survival under live swap is tests/vm/guest-nbd-restart.sh, in
+# tests/sys/guest-6.1.t).
 #
 #   r = 2 over two leap-memd: 16 MiB of random pages written through the
 #   FUSE file, leap-swapd SIGKILLed, restarted with --state: every page

@@ -6,8 +6,9 @@
 # the guest's kernel log next to the results.
 repo=$1
 shift
-bash "$repo/tests/vm/checks.sh" /run/leapvm --swap-dev /dev/vda "$@" 2>&1 | tee /run/leapvm/checks.tap
-rc=$(sed -n 's/^FAILED=//p' /run/leapvm/results.env 2>/dev/null)
-dmesg >/run/leapvm/dmesg.txt 2>&1
+out=${LEAPVM_OUT:-/run/leapvm} disk=${LEAPVM_DISK:-/dev/vda}
+bash "$repo/tests/vm/checks.sh" "$out" --swap-dev "$disk" "$@" 2>&1 | tee "$out/checks.tap"
+rc=$(sed -n 's/^FAILED=//p' "$out/results.env" 2>/dev/null)
+dmesg >"$out/dmesg.txt" 2>&1
 [ -n "$rc" ] || rc=255
 exit "$rc"

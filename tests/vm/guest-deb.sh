@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tests/vm/guest-deb.sh REPO MODROOT DEB: what tests/sys/deb.t runs in the
+# tests/vm/guest-deb.sh REPO MODROOT DEB: what tests/sys/guest-6.1.t (part deb) runs in the
 # 6.1 guest (tests/vm/boot.sh): the Debian package DEB (a path the guest
 # sees: the checkout is shared at its host path) installed with dpkg -i, the leap-agent service run, then dpkg --purge,
 # and nothing left behind.
@@ -26,7 +26,7 @@ modroot=${2:?usage: guest-deb.sh REPO MODROOT DEB}
 deb=${3:?usage: guest-deb.sh REPO MODROOT DEB}
 # shellcheck source=tests/lib/tap.sh
 . "$repo/tests/lib/tap.sh"
-out=/run/leapvm
+out=${LEAPVM_OUT:-/run/leapvm} # where the TAP and the logs go
 exec >"$out/guest.tap" 2>&1
 O=/run/ovl
 M=$O/merged

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tests/vm/guest-nbd-restart.sh REPO MODROOT [ROUNDS] [KILLS]: what
-# tests/sys/backend-nbd-restart.t runs in the 6.1 guest: leap-swapd SIGKILLed
+# tests/vm/guest-nbd-restart.sh REPO MODROOT [ROUNDS [KILLS [PASSES]]]: what
+# tests/sys/guest-6.1.t runs in the 6.1 guest (part nbd-restart): leap-swapd SIGKILLed
 # under heavy swapping and taken over by a new one (--reconnect, --state),
 # with no page lost and no process killed.  TAP to /run/leapvm/guest.tap.
 #
@@ -10,8 +10,8 @@
 #   on loopback; leap-swapd --frontend nbd --state --nbd-connections 2
 #   --nbd-dead-timeout 120; swapon.  Each round: leap-workload (every page
 #   checksummed with its generation: a lost or stale write is exit 3) over
-#   48M in a 12M memory cgroup, random order, rewriting on every other
-#   pass; once it swaps hard, leap-swapd is SIGKILLed KILLS times, each
+#   48M in a 12M memory cgroup, random order, PASSES passes (default 2),
+#   rewriting on every other pass; once it swaps hard, leap-swapd is SIGKILLed KILLS times, each
 #   time restarted after 1-3 s with --reconnect /dev/nbdN and the same
 #   --state.  The workload must exit 0 and the cgroup see no OOM kill; the
 #   kernel must log no I/O error on the device.  At the end swapoff reads
@@ -20,11 +20,14 @@
 set -uo pipefail
 repo=${1:?usage: guest-nbd-restart.sh REPO MODROOT [ROUNDS] [KILLS]}
 modroot=${2:?usage: guest-nbd-restart.sh REPO MODROOT [ROUNDS] [KILLS]}
-ROUNDS=${3:-2}
+ROUNDS=${3:-1}
 KILLS=${4:-2}
+PASSES=${5:-2}
 # shellcheck source=tests/lib/tap.sh
 . "$repo/tests/lib/tap.sh"
-exec >/run/leapvm/guest.tap 2>&1
+out=${LEAPVM_OUT:-/run/leapvm}   # where the TAP and the logs go
+disk=${LEAPVM_DISK:-/dev/vda} # the boot's scratch disk
+exec >"$out/guest.tap" 2>&1
 BIN=$repo/bin
 tmp=$(mktemp -d /tmp/guest-nbd-restart.XXXXXX)
 cg=/sys/fs/cgroup/leap-nbd-restart
@@ -55,8 +58,8 @@ teardown()
 		kill -KILL "$swapd_pid" 2>/dev/null
 	fi
 	[ -n "$memd_pid" ] && kill -TERM "$memd_pid" 2>/dev/null
-	cp "$tmp"/*.log "$tmp"/*.out "$tmp"/*.err /run/leapvm/ 2>/dev/null
-	dmesg >/run/leapvm/dmesg.txt 2>&1
+	cp "$tmp"/*.log "$tmp"/*.out "$tmp"/*.err "$out"/ 2>/dev/null
+	dmesg >"$out/dmesg.txt" 2>&1
 	mountpoint -q "$sdisk" && umount "$sdisk"
 	rm -rf "$tmp"
 }
@@ -70,12 +73,12 @@ ip link set lo up
 # The state file on a disk filesystem: tmpfs pages could be swapped out to
 # this very device while no leap-swapd holds them locked.
 state=$sdisk/swapd.state
-if modprobe -d "$modroot" ext4 2>/dev/null && [ -b /dev/vda ] &&
-	mkfs.ext4 -q -F /dev/vda >/dev/null 2>&1 && mkdir -p "$sdisk" &&
-	mount -t ext4 /dev/vda "$sdisk"; then
-	pass "state file on ext4 (/dev/vda)"
+if modprobe -d "$modroot" ext4 2>/dev/null && [ -b "$disk" ] &&
+	mkfs.ext4 -q -F "$disk" >/dev/null 2>&1 && mkdir -p "$sdisk" &&
+	mount -t ext4 "$disk" "$sdisk"; then
+	pass "state file on ext4 ($disk)"
 else
-	fail "state file on ext4 (/dev/vda)"
+	fail "state file on ext4 ($disk)"
 	bail_out "no ext4 for the state file"
 fi
 
@@ -111,8 +114,9 @@ start_swapd()
 
 start_swapd "$tmp/swapd-0.log" || bail_out "leap-swapd did not start: $(cat "$tmp/swapd-0.log")"
 dev=$(sed -n 's|.*serving \(/dev/nbd[0-9]*\) .*|\1|p' "$tmp/swapd-0.log")
-[ -n "$dev" ] || bail_out "no device in: $(cat "$tmp/swapd-0.log")"
-pass "leap-swapd serves $dev with 2 connections and a state file"
+[ -n "$dev" ]
+ok $? "leap-swapd serves a device (${dev:-none}) with 2 connections and a state file" ||
+	bail_out "no device in: $(cat "$tmp/swapd-0.log")"
 like "$(cat "$tmp/swapd-0.log")" "2 connections, [0-9]+ workers, dead-connection timeout 120 s" \
 	"... as it says"
 is "$(ls /sys/block/"${dev#/dev/}"/mq | wc -l)" 2 "$dev has one blk-mq hardware queue per connection"
@@ -129,7 +133,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 	mkdir "$d" && echo "$LIMIT" >"$d/memory.max"
 	rm -f "$tmp/ready" "$tmp/go"
 	timeout -k 5 900 sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$d" \
-		"$BIN/leap-workload" --footprint "$FOOT" --pattern random --passes 4 \
+		"$BIN/leap-workload" --footprint "$FOOT" --pattern random --passes "$PASSES" \
 		--ready-file "$tmp/ready" --wait-file "$tmp/go" \
 		>"$tmp/wl-$round.out" 2>"$tmp/wl-$round.err" &
 	wl=$!

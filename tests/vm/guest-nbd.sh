@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # shellcheck disable=SC2154 # TAG_hits, TAG_misses, TAG_wall are set by pattern_run (eval)
-# tests/vm/guest-nbd.sh REPO MODROOT: what tests/sys/backend-nbd.t runs in
+# tests/vm/guest-nbd.sh REPO MODROOT: what tests/sys/guest-6.1.t (part nbd) runs in
 # a guest (tests/vm/boot.sh): real swap on leap-swapd's NBD frontend.
 # MODROOT is the extracted kernel tree's root (MODROOT/lib/modules/KVER):
 # the guest's root is the host's, so `modprobe -d MODROOT` finds the
@@ -24,7 +24,8 @@ modroot=${2:?usage: guest-nbd.sh REPO MODROOT}
 # shellcheck source=tests/lib/tap.sh
 . "$repo/tests/lib/tap.sh"
 # The host relays this file (the console also carries kernel messages).
-exec >/run/leapvm/guest.tap 2>&1
+out=${LEAPVM_OUT:-/run/leapvm}   # where the TAP and the logs go
+exec >"$out/guest.tap" 2>&1
 BIN=$repo/bin
 tmp=$(mktemp -d /tmp/guest-nbd.XXXXXX)
 cg=/sys/fs/cgroup/leap-nbd-t
@@ -54,8 +55,8 @@ teardown()
 		kill -KILL "$swapd_pid" 2>/dev/null
 	fi
 	[ -n "$memd_pid" ] && kill -TERM "$memd_pid" 2>/dev/null
-	cp "$tmp"/*.log "$tmp"/*.out "$tmp"/*.err /run/leapvm/ 2>/dev/null
-	dmesg >/run/leapvm/dmesg.txt 2>&1
+	cp "$tmp"/*.log "$tmp"/*.out "$tmp"/*.err "$out"/ 2>/dev/null
+	dmesg >"$out/dmesg.txt" 2>&1
 	rm -rf "$tmp"
 }
 trap teardown EXIT
@@ -102,8 +103,9 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 dev=$(sed -n 's|.*serving \(/dev/nbd[0-9]*\) .*|\1|p' "$tmp/swapd.log")
-[ -n "$dev" ] || bail_out "leap-swapd --frontend nbd did not start: $(cat "$tmp/swapd.log")"
-pass "leap-swapd --frontend nbd serves $dev"
+[ -n "$dev" ]
+ok $? "leap-swapd --frontend nbd serves a device (${dev:-none})" ||
+	bail_out "leap-swapd --frontend nbd did not start: $(cat "$tmp/swapd.log")"
 nbd=${dev#/dev/}
 is "$(cat /sys/block/"$nbd"/size)" $((128 << 11)) "$dev has 128 MiB"
 is "$(cat /sys/block/"$nbd"/pid 2>/dev/null)" "$swapd_pid" "$dev is served by leap-swapd's pid"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tests/vm/guest-nvmf.sh REPO MODROOT: what tests/sys/nvmf.t runs in the
+# tests/vm/guest-nvmf.sh REPO MODROOT: what tests/sys/guest-6.1.t (part nvmf) runs in the
 # 6.1 guest (tests/vm/boot.sh): swap on the standard remote block path,
 # NVMe over Fabrics with RDMA, in one machine through soft-RoCE:
 #
@@ -26,7 +26,7 @@ modroot=${2:?usage: guest-nvmf.sh REPO MODROOT [FOOTPRINT LIMIT COMPUTE_NS]}
 FOOT=${3:-32M} LIMIT=${4:-16M} COMPUTE_NS=${5:-1000000}
 # shellcheck source=tests/lib/tap.sh
 . "$repo/tests/lib/tap.sh"
-out=/run/leapvm
+out=${LEAPVM_OUT:-/run/leapvm} # where the TAP and the logs go
 exec >"$out/guest.tap" 2>&1
 BIN=$repo/bin
 NQN=nqn.2026-11.org.leap:swap-test

@@ -1,0 +1,91 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+# tests/lib/guest.sh: one emulated boot that runs every guest check of one
+# kernel (tests/vm/suite.sh inside), for tests/sys/guest-*.t.  The caller
+# sources tests/lib/tap.sh and tests/vm/lib.sh first.
+#
+#   guest_part NAME TIMEOUT TAP SCRIPT [ARGS...]
+#                  a part of the boot: SCRIPT (tests/vm/*.sh or a system
+#                  test) with ARGS, at most TIMEOUT s; TAP is the file it
+#                  writes its TAP to, in its part's directory (stdout.log
+#                  for a system test, whose TAP is its standard output)
+#   guest_boot KERNEL [boot.sh options...]
+#                  boots KERNEL once (tests/vm/boot.sh, TCG) to run the
+#                  parts in turn; the boot's limit is the parts' sum plus
+#                  a margin; returns boot.sh's status (124: the whole boot
+#                  timed out)
+#   guest_report   for each part: its TAP lines relayed as "KERNEL NAME: ...",
+#                  and its own checks: it ran to its end, exited 0 within
+#                  its limit, and left nothing behind for the next
+#
+# The parts share the guest, one after another: what one leaves (swap on
+# the scratch disk, the disk mounted, leap processes) is taken away before
+# the next and reported as its failure.
+
+GUEST_NAMES=() GUEST_TAPS=() GUEST_LIMITS=()
+GUEST_KERNEL= GUEST_RUN= GUEST_RC=
+
+guest_part()
+{
+	local name=$1 limit=$2 tap=$3
+	shift 3
+	GUEST_NAMES+=("$name")
+	GUEST_LIMITS+=("$limit")
+	GUEST_TAPS+=("$tap")
+	[ -n "$GUEST_RUN" ] || {
+		mkdir -p "$VM_CACHE/runs"
+		GUEST_RUN=$(mktemp -d "$VM_CACHE/runs/guest-t.XXXXXX")
+		# shellcheck disable=SC2064 # the path now, not at exit
+		trap "rm -rf '$GUEST_RUN'" EXIT
+	}
+	# One line a part, the words quoted for the guest's read -a.
+	printf '%s %s' "$name" "$limit" >>"$GUEST_RUN/plan"
+	printf ' %q' "$@" >>"$GUEST_RUN/plan"
+	echo >>"$GUEST_RUN/plan"
+}
+
+guest_boot()
+{
+	local kernel=$1 total=120 l t0
+	shift
+	GUEST_KERNEL=$kernel
+	for l in "${GUEST_LIMITS[@]}"; do
+		total=$((total + l + 15))
+	done
+	t0=$(date +%s)
+	bash "$VM_REPO/tests/vm/boot.sh" --quiet --timeout "$total" "$@" \
+		--run-dir "$GUEST_RUN/boot" "$kernel" "$VM_REPO/tests/vm/suite.sh" "$GUEST_RUN/plan"
+	GUEST_RC=$?
+	note "$kernel: one boot for ${#GUEST_NAMES[@]} parts, status $GUEST_RC after $(($(date +%s) - t0))s (limit ${total}s)"
+	grep '^suite:' "$GUEST_RUN/boot/console.log" 2>/dev/null | tr -d '\r' | sed 's/^/# /'
+	return "$GUEST_RC"
+}
+
+# Whether a part's TAP ran to its end: a plan line, or the "# guest done"
+# line of the scripts that write none.
+_guest_ended()
+{
+	grep -qE '^1\.\.[0-9]|^# guest done' "$1"
+}
+
+guest_report()
+{
+	local i name dir tap rc
+	for i in "${!GUEST_NAMES[@]}"; do
+		name=${GUEST_NAMES[$i]}
+		dir=$GUEST_RUN/boot/out/$name
+		tap=$dir/${GUEST_TAPS[$i]}
+		vm_relay_tap_lines "$tap" "$GUEST_KERNEL $name: "
+		_guest_ended "$tap"
+		ok $? "$GUEST_KERNEL $name: ran to its end" || {
+			diag "$(tail -n 15 "$dir/stdout.log" 2>/dev/null)"
+			[ "$GUEST_RC" = 124 ] && diag "the whole boot timed out; the console's end:" &&
+				diag "$(grep -v '^\[' "$GUEST_RUN/boot/console.log" 2>/dev/null | tail -n 15)"
+		}
+		rc=$(cat "$dir/exit" 2>/dev/null || echo none)
+		is "$rc" 0 "$GUEST_KERNEL $name: exited 0 ($(cat "$dir/seconds" 2>/dev/null || echo '?')s of ${GUEST_LIMITS[$i]}s)" ||
+			diag "$(grep -iE 'error|oops|panic|warn' "$dir/dmesg.txt" 2>/dev/null | tail -n 10)"
+		is "$(tr '\n' ';' <"$dir/leftovers" 2>/dev/null)" "" "$GUEST_KERNEL $name: left nothing behind"
+	done
+	is "$(pgrep -f -- "$GUEST_RUN/" 2>/dev/null | grep -v "^$$\$")" "" "$GUEST_KERNEL: no qemu left running"
+}

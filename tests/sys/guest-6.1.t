@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# leap-timeout: 1400
+# SPDX-License-Identifier: MIT
+# Every guest check of Debian 12's kernel (6.1, the fentry path), in one
+# emulated boot (qemu TCG, tests/vm/boot.sh; tests/lib/guest.sh): the part
+# runs one after another in the same guest, each with its own limit, and
+# each of their TAP lines is relayed here as "6.1 PART: ...".
+#   checks       the matrix row (tests/vm/checks.sh): the observer loads
+#                and picks fentry, leap-agent run prefetches and hits on a
+#                swapping workload (docs/vm.md)
+#   arming       tests/sys/arming.t on the fentry path: never armed, every
+#                major fault seen
+#   nbd          leap-swapd's NBD frontend: swap to /dev/nbdN through
+#                leap-memd, with and without prefetching (guest-nbd.sh)
+#   nbd-restart  leap-swapd SIGKILLed under heavy swapping and taken over
+#                (--reconnect, --state), no page lost (guest-nbd-restart.sh)
+#   rdma         soft-RoCE: leap-memd A and B, leap-swapd, failover
+#                (rdma-guest.sh)
+#   rdma-fh      Firehose pin budgets over RDMA (rdma-fh-guest.sh)
+#   nvmf         NVMe-oF over soft-RoCE as swap, leap-agent prefetching
+#                (guest-nvmf.sh)
+#   deb          the .deb installed, run and purged (guest-deb.sh)
+# The host's own checks of the same features (usage errors, no driver on
+# this kernel) stay in backend-nbd.t, backend-nbd-restart.t, rdma.t,
+# deb.t.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+repo=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/lib/tap.sh
+. "$repo/tests/lib/tap.sh"
+. "$repo/tests/vm/lib.sh"
+# shellcheck source=tests/lib/guest.sh
+. "$repo/tests/lib/guest.sh"
+
+[ "$(id -u)" -eq 0 ] || skip_all "needs root (qemu's 9p root, swap in the guest)"
+for b in bin/leap-agent bin/leap-swapd bin/leap-memd bin/leap-memctl bin/leap-workload \
+	bin/leap-regsim .output/sys-helpers/leap-rdma-gate; do
+	[ -x "$repo/$b" ] || bail_out "$b not built (run make)"
+done
+for t in mkfs.ext4 jq; do
+	command -v "$t" >/dev/null || bail_out "$t missing on the host (tools/install-deps.sh)"
+done
+bash "$repo/tests/vm/deps.sh" >&2 || bail_out "cannot install qemu/busybox (tests/vm/deps.sh)"
+env=$(bash "$repo/tests/vm/fetch-kernel.sh" 6.1) || bail_out "cannot fetch the 6.1 kernel"
+# shellcheck source=/dev/null
+. "$env"
+modroot=${MODDIR%/lib/modules/*}
+for m in drivers/block/nbd drivers/nvme/target/nvmet drivers/nvme/target/nvmet-rdma \
+	drivers/nvme/host/nvme-rdma drivers/infiniband/sw/rxe/rdma_rxe drivers/block/brd \
+	fs/overlayfs/overlay fs/ext4/ext4; do
+	ls "$MODDIR/kernel/$m.ko"* >/dev/null 2>&1
+	ok $? "the 6.1 kernel package has $m" || bail_out "missing $m under $MODDIR"
+done
+# The package the deb part installs: deb.t checks it on the host.
+deb=$(ls -t "$repo"/.output/deb/leap_*_amd64.deb 2>/dev/null | head -n 1)
+if [ -z "$deb" ] || [ "$deb" -ot "$repo/bin/leap-agent" ]; then
+	timeout 600 make -C "$repo" --no-print-directory deb >"$VM_CACHE/deb-build.log" 2>&1
+	deb=$(ls -t "$repo"/.output/deb/leap_*_amd64.deb 2>/dev/null | head -n 1)
+fi
+[ -f "$deb" ]
+ok $? "a .deb of this checkout to install" || diag "$(tail -n 20 "$VM_CACHE/deb-build.log")"
+
+# Each part's limit: about twice its time in this session's runs (checks
+# 53 s, arming 16, nbd 32, nbd-restart 117, rdma 79, rdma-fh 48, nvmf 40,
+# deb 22; 2026-11-28, this 2-core machine).
+guest_part checks 120 checks.tap "$repo/tests/vm/guest-checks.sh" "$repo" "${VM_CHECK_ARGS[@]}"
+guest_part arming 60 stdout.log "$repo/tests/sys/arming.t"
+guest_part nbd 90 guest.tap "$repo/tests/vm/guest-nbd.sh" "$repo" "$modroot"
+guest_part nbd-restart 240 guest.tap "$repo/tests/vm/guest-nbd-restart.sh" "$repo" "$modroot" \
+	"${NBD_RESTART_ROUNDS:-1}" "${NBD_RESTART_KILLS:-2}"
+guest_part rdma 180 rdma.tap "$repo/tests/vm/rdma-guest.sh" "$repo" all "$VM_CACHE" \
+	"${LEAP_RDMA_T_LATENCY:-0}" "${LEAP_RDMA_T_SWAPD_ARGS:-}"
+guest_part rdma-fh 120 rdma-fh.tap "$repo/tests/vm/rdma-fh-guest.sh" "$repo" "$VM_CACHE"
+guest_part nvmf 120 guest.tap "$repo/tests/vm/guest-nvmf.sh" "$repo" "$modroot" \
+	"${LEAP_NVMF_FOOTPRINT:-32M}" "${LEAP_NVMF_LIMIT:-16M}" "${LEAP_NVMF_COMPUTE_NS:-1000000}"
+[ -f "$deb" ] && guest_part deb 90 guest.tap "$repo/tests/vm/guest-deb.sh" "$repo" "$modroot" "$deb"
+guest_boot 6.1 --mem 1024 --smp 2 --swap-mib 256
+guest_report
+# The registration traces the rdma-fh part recorded (docs/registration.md
+# replays them): LEAP_RDMA_FH_TRACES=DIR keeps them.
+[ -n "${LEAP_RDMA_FH_TRACES:-}" ] && cp "$GUEST_RUN"/boot/out/rdma-fh/*.tr "$LEAP_RDMA_FH_TRACES/"
+done_testing
