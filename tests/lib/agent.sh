@@ -28,6 +28,10 @@
 #                         OOM report is nobody's: neither is tried again.
 #                         Each retry is said (diag) and counted in
 #                         OOM_RETRIES; returns CMD's last status
+#   state_fresh           waits (3 s at most) until the running agent
+#                         rewrites its state file (every second, and at
+#                         once when its targets change): what it shows
+#                         then is newer than the call; 1 if it did not
 # AGENT_PID is the running agent's pid.
 
 start_agent()
@@ -39,6 +43,17 @@ start_agent()
 		grep -q "attached to" "$FX_STATE/agent.err" 2>/dev/null && return 0
 		_fx_alive "$AGENT_PID" || return 1
 		sleep 0.1
+	done
+	return 1
+}
+
+state_fresh()
+{
+	local f=/run/leap/agent.json t0
+	t0=$(stat -c %y "$f" 2>/dev/null)
+	for _ in $(seq 30); do
+		sleep 0.1
+		[ "$(stat -c %y "$f" 2>/dev/null)" != "$t0" ] && return 0
 	done
 	return 1
 }

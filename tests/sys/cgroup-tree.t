@@ -91,7 +91,8 @@ ok $? "a grandchild created after attach"
 run_timeout 120 "${in_cg[@]}" "$S/leap.service/late.scope" "$WL" --pattern stride:16 --footprint 64M \
 	>/dev/null 2>"$tmp/wl2.err"
 is $? 0 "workload in it: exit 0 (data verified)" || diag "$(cat "$tmp/wl2.err")"
-sleep 2.2 # the agent names matched cgroups and rewrites its state once a second
+# The agent names matched cgroups at its tick, then rewrites its state.
+state_fresh && state_fresh
 
 "$AGENT" stats --json >"$tmp/stats.json"
 is $? 0 "stats --json"
@@ -151,14 +152,14 @@ rmdir "$S/leap.service/late.scope"
 ok $? "remove the matched grandchild"
 wait_log "cgroup $S/leap.service/late.scope was removed"
 ok $? "the agent says the matched cgroup was removed" || diag "$(cat "$tmp/agent.err")"
-sleep 1.2
+state_fresh
 unlike_st=$("$AGENT" status)
 if grep -q "late.scope" <<<"$unlike_st"; then fail "status still lists the removed cgroup"; else pass "status no longer lists it"; fi
 rmdir "$T"
 ok $? "remove a watched target cgroup"
 wait_log "watched cgroup $T was removed"
 ok $? "the agent says so" || diag "$(cat "$tmp/agent.err")"
-sleep 1.2
+state_fresh
 like "$("$AGENT" status)" "target: +cgroup $T .* match=tree removed" "status shows it removed"
 mkdir "$T"
 wait_log "cgroup $T exists again \(id [0-9]+\); watching it"

@@ -18,6 +18,7 @@ repo=$(cd "$here/../.." && pwd)
 git -C "$repo" rev-parse --git-dir >/dev/null 2>&1 || skip_all "not a git checkout (make deb copies git ls-files)"
 
 # ---- build -----------------------------------------------------------------------
+mkdir -p "$VM_CACHE"
 timeout 600 make -C "$repo" --no-print-directory deb >"$VM_CACHE/deb-build.log" 2>&1
 ok $? "make deb" || bail_out "make deb failed: $(tail -n 20 "$VM_CACHE/deb-build.log")"
 deb=$(ls "$repo"/.output/deb/leap_*_amd64.deb 2>/dev/null | head -n 1)

@@ -259,7 +259,10 @@ void agent_counters_list(FILE *f)
 void agent_rates(const struct leap_cg_stats *s, bool pushes_only, double *accuracy,
 		 double *coverage)
 {
-	uint64_t faults = s->swapin_misses + (pushes_only ? 0 : s->prefetch_hits);
+	/* The misses the hooks did not see (read while they were off) are
+	 * misses all the same. */
+	uint64_t faults = s->swapin_misses + s->swapin_unarmed +
+			  (pushes_only ? 0 : s->prefetch_hits);
 
 	*accuracy = s->prefetches ? (double)s->prefetch_hits / (double)s->prefetches : 0;
 	*coverage = faults ? (double)s->prefetch_hits / (double)faults : 0;

@@ -69,7 +69,8 @@ void agent_counters_list(FILE *f);
 
 /*
  * Prefetch quality, defined here only.  accuracy = hits / prefetched;
- * coverage = hits / (hits + misses).  With pushes_only (backend mode,
+ * coverage = hits / (hits + misses), the misses read while the fault hooks
+ * were off (swapin_unarmed) included.  With pushes_only (backend mode,
  * --backend-into cache) a hit is still a major fault (a device read that
  * leap-swapd serves from its cache), so swapin_misses already includes
  * the hits.
