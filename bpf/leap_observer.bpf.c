@@ -600,6 +600,8 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 	ev->flags = flags;
 	ev->swap_type = p->swap_type;
 	ev->latency_ns = bpf_ktime_get_ns() - p->ts_ns;
+	ev->cpu = bpf_get_smp_processor_id();
+	ev->pad = 0;
 	if (!leap_wakeup_bytes)
 		wake = 0; /* libbpf's default: adaptive, wake when the reader caught up */
 	else if ((leap_wake_major && !(p->tflags & LEAP_TGT_NO_WAKE) &&
@@ -745,8 +747,12 @@ struct vm_fault___u32 {
 	unsigned int flags;
 } __attribute__((preserve_access_index));
 
-SEC("fentry/do_swap_page")
-int BPF_PROG(leap_swap_entry, struct vm_fault *vmf)
+/*
+ * A fault's start on the fentry path: pending until its exit.  swap_pte:
+ * vmf->orig_pte is the swap entry (do_swap_page()); a shmem fault's PTE is
+ * none, its swap entry in the file's page cache.
+ */
+static __always_inline int fentry_fault(struct vm_fault *vmf, bool swap_pte)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
@@ -789,6 +795,9 @@ int BPF_PROG(leap_swap_entry, struct vm_fault *vmf)
 	}
 	p.slot = t.stats_slot;
 	p.tflags = t.flags;
+	p.swap_offset = LEAP_NO_SWAP_OFFSET;
+	if (!swap_pte)
+		goto out;
 
 	pte = BPF_CORE_READ(vmf, orig_pte.pte);
 #if defined(__TARGET_ARCH_x86)
@@ -797,22 +806,20 @@ int BPF_PROG(leap_swap_entry, struct vm_fault *vmf)
 		p.flags |= LEAP_EV_SWAP;
 		p.swap_type = type;
 		p.swap_offset = ~pte << LEAP_SWP_TYPE_BITS >> LEAP_SWP_OFFSET_SHIFT;
-	} else {
-		p.swap_offset = LEAP_NO_SWAP_OFFSET;
 	}
 #else
 	/* Other architectures encode swap ptes differently: offset unknown. */
 	(void)type;
 	(void)pte;
 	p.flags |= LEAP_EV_SWAP;
-	p.swap_offset = LEAP_NO_SWAP_OFFSET;
 #endif
+out:
 	bpf_map_update_elem(&leap_pending, &tid, &p, BPF_ANY);
 	return 0;
 }
 
-SEC("fexit/do_swap_page")
-int BPF_PROG(leap_swap_exit, struct vm_fault *vmf, vm_fault_t ret)
+/* A fault's end on the fentry path: the event, unless it will be retried. */
+static __always_inline int fexit_fault(vm_fault_t ret)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
@@ -830,6 +837,41 @@ int BPF_PROG(leap_swap_exit, struct vm_fault *vmf, vm_fault_t ret)
 	bpf_map_delete_elem(&leap_pending, &tid);
 	complete_fault(&done, id >> 32, tid, true);
 	return 0;
+}
+
+SEC("fentry/do_swap_page")
+int BPF_PROG(leap_swap_entry, struct vm_fault *vmf)
+{
+	return fentry_fault(vmf, true);
+}
+
+SEC("fexit/do_swap_page")
+int BPF_PROG(leap_swap_exit, struct vm_fault *vmf, vm_fault_t ret)
+{
+	return fexit_fault(ret);
+}
+
+/*
+ * Shared memory (MAP_SHARED anonymous, memfd, SysV shm, tmpfs) swaps in
+ * through its own path: shmem_fault() -> shmem_get_folio_gfp() ->
+ * shmem_swapin_folio() (mm/shmem.c), never do_swap_page(), which leaves
+ * its PTE none and the swap entry in the file's page cache.  Whether such
+ * a fault read swap is known at its exit: shmem_swapin_folio() sets
+ * VM_FAULT_MAJOR (and counts PGMAJFAULT) for a folio it had to read.  A
+ * minor one is sent only when it hit a page we prefetched
+ * (swap_events_only); first touches of shared memory are counted, not
+ * sent.
+ */
+SEC("fentry/shmem_fault")
+int BPF_PROG(leap_shmem_entry, struct vm_fault *vmf)
+{
+	return fentry_fault(vmf, false);
+}
+
+SEC("fexit/shmem_fault")
+int BPF_PROG(leap_shmem_exit, struct vm_fault *vmf, vm_fault_t ret)
+{
+	return fexit_fault(ret);
 }
 
 /* ---- backend mode: swap offsets from the device reads ------------------ */

@@ -68,6 +68,10 @@ struct leap_event {
 	__u32 flags;	  /* LEAP_EV_* */
 	__u32 swap_type;  /* swap device index when swap_offset is known */
 	__u64 latency_ns; /* fault entry to exit, 0 when unknown */
+	/* The CPU the faulting thread was on when the fault completed
+	 * (bpf_get_smp_processor_id()): where the agent issues its window. */
+	__u32 cpu;
+	__u32 pad;
 };
 
 /* leap_target.flags */

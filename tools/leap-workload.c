@@ -75,6 +75,7 @@ struct config {
 	bool self_test_corrupt;
 	const char *ready_file;
 	const char *wait_file;
+	bool shared; /* MAP_SHARED | MAP_ANONYMOUS: shmem pages */
 };
 
 static struct config cfg = {
@@ -393,6 +394,7 @@ enum {
 	OPT_CORRUPT,
 	OPT_READY,
 	OPT_WAIT,
+	OPT_SHARED,
 };
 
 static const struct argp_option options[] = {
@@ -418,6 +420,10 @@ static const struct argp_option options[] = {
 	{"ready-file", OPT_READY, "PATH", 0, "Create PATH when the fill is done", 0},
 	{"wait-file", OPT_WAIT, "PATH", 0,
 	 "Wait for PATH to exist before the measured passes", 0},
+	{"shared", OPT_SHARED, NULL, 0,
+	 "A shared anonymous footprint (MAP_SHARED | MAP_ANONYMOUS: shmem, as a "
+	 "database's buffer pool), which swaps through shmem's own path",
+	 0},
 	{0},
 };
 
@@ -535,6 +541,9 @@ static error_t parse_opt(int key, char *arg, struct argp_state *state)
 	case OPT_WAIT:
 		cfg.wait_file = arg;
 		break;
+	case OPT_SHARED:
+		cfg.shared = true;
+		break;
 	case ARGP_KEY_ARG:
 		argp_error(state, "unexpected argument '%s'", arg);
 		break;
@@ -619,7 +628,7 @@ int main(int argc, char **argv)
 		cfg.oracle = npages;
 
 	base = mmap(NULL, npages * page_size, PROT_READ | PROT_WRITE,
-		    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		    (cfg.shared ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
 	order = calloc(npages, sizeof(*order));
 	expected_gen = calloc(npages, sizeof(*expected_gen));
 	workers = calloc(cfg.threads, sizeof(*workers));
@@ -736,6 +745,7 @@ int main(int argc, char **argv)
 				       json_object_new_uint64(cfg.compute_ns));
 		json_object_object_add(o, "write_every",
 				       json_object_new_int64((int64_t)cfg.write_every));
+		json_object_object_add(o, "shared", json_object_new_boolean(cfg.shared));
 		json_object_object_add(o, "fill_s", json_object_new_double(fill_s));
 		json_object_object_add(o, "wall_s", json_object_new_double(wall_s));
 		json_object_object_add(o, "pass_wall_s", ps);

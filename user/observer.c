@@ -159,6 +159,12 @@ static int path_join(char *dst, size_t len, const char *dir, const char *name)
 
 /* ---- hook probing ----------------------------------------------------------- */
 
+/* Whether shared memory's fault handler can be hooked (fentry path). */
+static bool has_shmem_fault(const struct btf *vmlinux)
+{
+	return vmlinux && btf__find_by_name_kind(vmlinux, "shmem_fault", BTF_KIND_FUNC) > 0;
+}
+
 /* The swap read function of this kernel, or NULL. */
 static const char *swap_read_fn(const struct btf *vmlinux)
 {
@@ -170,7 +176,7 @@ static const char *swap_read_fn(const struct btf *vmlinux)
 }
 
 static void set_autoload(struct leap_observer_bpf *skel, enum leap_hook hook,
-			 const char *read_fn, bool backend)
+			 const char *read_fn, bool backend, bool shmem)
 {
 	bool fentry = hook == LEAP_HOOK_FENTRY;
 
@@ -181,6 +187,9 @@ static void set_autoload(struct leap_observer_bpf *skel, enum leap_hook hook,
 	bpf_program__set_autoload(skel->progs.leap_memcg_ev, !fentry);
 	bpf_program__set_autoload(skel->progs.leap_swap_entry, fentry);
 	bpf_program__set_autoload(skel->progs.leap_swap_exit, fentry);
+	/* Shared memory's faults (the tracepoints see every fault). */
+	bpf_program__set_autoload(skel->progs.leap_shmem_entry, fentry && shmem);
+	bpf_program__set_autoload(skel->progs.leap_shmem_exit, fentry && shmem);
 	bpf_program__set_autoload(skel->progs.leap_read_folio,
 				  fentry && read_fn &&
 					  !strcmp(read_fn, "swap_read_folio"));
@@ -216,7 +225,7 @@ static int probe_fentry(const struct btf *vmlinux, const char *read_fn, char *wh
 		snprintf(why, len, "open: %s", strerror(-err));
 		return err;
 	}
-	set_autoload(skel, LEAP_HOOK_FENTRY, read_fn, false);
+	set_autoload(skel, LEAP_HOOK_FENTRY, read_fn, false, has_shmem_fault(vmlinux));
 	bpf_map__set_autocreate(skel->maps.leap_pending_task, false);
 	/* The probe copy needs no real ring and no real tables: preallocating
 	 * the LRU maps at full size was a third of `leap-agent run`'s start. */
@@ -549,7 +558,7 @@ static bool power_of_two(__u32 x)
  * without.  0 or -errno (obs->skel may be set either way).
  */
 static int open_and_load(struct leap_observer *obs, const struct leap_observer_opts *opts,
-			 const char *read_fn, int bio_q, bool record)
+			 const char *read_fn, int bio_q, bool record, bool shmem)
 {
 	obs->skel = leap_observer_bpf__open();
 	if (!obs->skel) {
@@ -558,7 +567,7 @@ static int open_and_load(struct leap_observer *obs, const struct leap_observer_o
 		leap_log(LEAP_LOG_ERROR, "opening the BPF object: %s", strerror(-err));
 		return err;
 	}
-	set_autoload(obs->skel, obs->hook, read_fn, opts->backend_dev != 0);
+	set_autoload(obs->skel, obs->hook, read_fn, opts->backend_dev != 0, shmem);
 	bpf_program__set_autoload(obs->skel->progs.leap_bio_queue,
 				  opts->backend_dev && !bio_q);
 	bpf_program__set_autoload(obs->skel->progs.leap_bio_queue_q,
@@ -719,12 +728,12 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 	 */
 	record = libbpf_probe_bpf_prog_type(BPF_PROG_TYPE_SYSCALL, NULL) == 1;
 	g_libbpf_quiet = record && !g_libbpf_debug;
-	err = open_and_load(obs, opts, read_fn, bio_q, record);
+	err = open_and_load(obs, opts, read_fn, bio_q, record, has_shmem_fault(vmlinux));
 	g_libbpf_quiet = false;
 	if (err && record) {
 		leap_observer_bpf__destroy(obs->skel);
 		obs->skel = NULL;
-		err = open_and_load(obs, opts, read_fn, bio_q, false);
+		err = open_and_load(obs, opts, read_fn, bio_q, false, has_shmem_fault(vmlinux));
 		if (!err)
 			leap_log(LEAP_LOG_INFO, "this kernel refuses the leap_record "
 						"program: windows are recorded with map "

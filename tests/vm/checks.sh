@@ -8,8 +8,9 @@
 # the agent's JSON and logs, and results.env (read by tests/vm/matrix.sh):
 #
 #   KERNEL BTF RINGBUF BPF_LOADS HOOK MADVISE FENTRY FENTRY_ERR EVENTS
-#   PREFETCHED HITS MISSES_LEAP MISSES_OFF WALL_LEAP WALL_OFF TP_EVENTS
-#   TRACEPOINT TP_ERR OBSERVE_ONLY CGROUP V2_ATTACH_HITS PASSED FAILED TOTAL
+#   PREFETCHED HITS MISSES_LEAP MISSES_OFF WALL_LEAP WALL_OFF SHM_MISSES
+#   SHM_HITS TP_EVENTS TRACEPOINT TP_ERR OBSERVE_ONLY CGROUP V2_ATTACH_HITS
+#   PASSED FAILED TOTAL
 #
 # Swap: --swap-dev DEV (the guest's virtio disk: mkswap + swapon here), or
 # by default a swap file on the root filesystem from tests/lib/fixture.sh.
@@ -149,6 +150,28 @@ else
 	grep -q ': observing only' "$out/leap.err"
 	ok $? "leap: says it observes only ($madv)" || diag "$(cat "$out/leap.err")"
 	is "$(jget "$j" .prefetched)" 0 "leap: no prefetches where the kernel refuses WILLNEED"
+fi
+
+# ---- shared memory: its own swap-in path -----------------------------------------
+# A shmem page swaps in through shmem_fault() -> shmem_swapin_folio()
+# (mm/shmem.c), never do_swap_page(): the fentry path hooks both
+# (bpf/leap_observer.bpf.c); before it did, a shared mapping's swap-ins went
+# unseen there.  The same workload over a shared anonymous mapping (as a
+# database's buffer pool) must be seen and, where WILLNEED works, prefetched
+# for (MADV_WILLNEED reads a shmem range's swapped pages in,
+# shmem_swapin_range()) and hit.
+agent_run shm --memory-limit "$limit" --policy leap -- "${wl[@]}" --shared
+rc=$?
+ok $rc "shm: the workload over shared memory ran and its data is intact (exit $rc)" ||
+	diag "$(tail -n 5 "$out/shm.err")"
+put SHM_MISSES "$(jget "$out/shm.json" .swapin_misses)"
+put SHM_HITS "$(jget "$out/shm.json" .hits)"
+cmp_ok "$(jget "$out/shm.json" .swapin_misses)" '>' 0 \
+	"shm: the agent saw its swap-ins ($hook)"
+if [ $prefetching = 1 ]; then
+	cmp_ok "$(jget "$out/shm.json" .shmem_windows)" '>' 0 "shm: windows in shared memory"
+	cmp_ok "$(jget "$out/shm.json" .hits)" '>' 0 \
+		"shm: prefetched pages hit ($(jget "$out/shm.json" .hits) of $(jget "$out/shm.json" .prefetched))"
 fi
 
 # ---- the tracepoint path on the same kernel -------------------------------------
