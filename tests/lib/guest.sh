@@ -12,7 +12,8 @@
 #   guest_boot KERNEL [boot.sh options...]
 #                  boots KERNEL once (tests/vm/boot.sh, TCG) to run the
 #                  parts in turn; the boot's limit is the parts' sum plus
-#                  a margin; returns boot.sh's status (124: the whole boot
+#                  3 s a part and 20 s for the boot; returns boot.sh's
+#                  status (124: the whole boot
 #                  timed out)
 #   guest_report   for each part: its TAP lines relayed as "KERNEL NAME: ...",
 #                  and its own checks: it ran to its end, exited 0 within
@@ -46,11 +47,11 @@ guest_part()
 
 guest_boot()
 {
-	local kernel=$1 total=120 l t0
+	local kernel=$1 total=20 l t0
 	shift
 	GUEST_KERNEL=$kernel
 	for l in "${GUEST_LIMITS[@]}"; do
-		total=$((total + l + 15))
+		total=$((total + l + 3))
 	done
 	t0=$(date +%s)
 	bash "$VM_REPO/tests/vm/boot.sh" --quiet --timeout "$total" "$@" \

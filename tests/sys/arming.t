@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 240
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # Cheap observation: on the tracepoint path leap-agent attaches its fault
 # hooks (which every fault of every task pays for) only while a target

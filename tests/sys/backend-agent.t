@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 300
+# leap-timeout: 55
 # SPDX-License-Identifier: MIT
 # leap-agent's backend mode on real swap through the remote backend: the
 # engine runs on virtual addresses, each window's pages become their swap

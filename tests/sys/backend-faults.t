@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 150
+# leap-timeout: 65
 # SPDX-License-Identifier: MIT
 # shellcheck disable=SC2154 # NAME_pid and NAME_addr (A_pid, B_addr...) are set by backend_memd
 # Fault injection under pipelining: two leap-memd servers at r = 2 with an

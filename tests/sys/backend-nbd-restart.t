@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 60
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # A swap device that survives its daemon (docs/backend.md, "Surviving a
 # restart"): here, the options that ask for it are refused where they

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 120
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # leap-swapd's NBD frontend (docs/backend.md).  This machine's kernel has
 # no NBD driver, so:

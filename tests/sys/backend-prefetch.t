@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 90
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # leap-swapd's prefetch cache and control socket, through its FUSE file (no
 # swap needed): the socket is 0600; PREFETCH'd pages are served from the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 240
+# leap-timeout: 30
 # SPDX-License-Identifier: MIT
 # shellcheck disable=SC2154 # NAME_pid and NAME_addr (A_pid, B_addr...) are set by backend_memd
 # leap-swapd --state FILE (user/memclient/pstate.h): a leap-swapd that is

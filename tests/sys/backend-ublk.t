@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 60
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # leap-swapd's ublk frontend (docs/backend.md).  This machine's kernel has
 # no ublk driver, so here --frontend ublk fails at once, with a message that

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 420
+# leap-timeout: 25
 # SPDX-License-Identifier: MIT
 # Cgroup trees: a --cgroup / [cgroup PATH] target covers its descendants,
 # including cgroups created after attach, and the deepest target's policy

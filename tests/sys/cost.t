@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 420
+# leap-timeout: 35
 # SPDX-License-Identifier: MIT
 # Do no harm: leap-agent stands down where prefetching costs more than it
 # saves, says why, and prefetches again when page-ins get slow.  Real swap,

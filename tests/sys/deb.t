@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 240
+# leap-timeout: 40
 # SPDX-License-Identifier: MIT
 # The Debian package: `make deb` builds it (dpkg-buildpackage, debhelper),
 # and its contents and maintainer scripts are checked here.  The Debian 6.1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 60
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # The documentation's own links: in README.md and docs/*.md, every relative
 # link names a file of the repository, and every #anchor a heading of its

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 120
+# leap-timeout: 55
 # SPDX-License-Identifier: MIT
 # Runs the wire protocol's libFuzzer target (tests/fuzz/fuzz_wire.c) for a
 # bounded time: any crash, sanitizer report or broken invariant fails.

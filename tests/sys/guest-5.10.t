@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 450
+# leap-timeout: 190
 # SPDX-License-Identifier: MIT
 # The guest checks of Debian 11's kernel (5.10, the fentry path), in one
 # emulated boot (qemu TCG, tests/vm/boot.sh; tests/lib/guest.sh); each
@@ -25,8 +25,8 @@ command -v jq >/dev/null || bail_out "jq missing on the host (tools/install-deps
 bash "$repo/tests/vm/deps.sh" >&2 || bail_out "cannot install qemu/busybox (tests/vm/deps.sh)"
 bash "$repo/tests/vm/fetch-kernel.sh" 5.10 >/dev/null || bail_out "cannot fetch the 5.10 kernel"
 
-guest_part checks 120 checks.tap "$repo/tests/vm/guest-checks.sh" "$repo" "${VM_CHECK_ARGS[@]}"
-guest_part arming 60 stdout.log "$repo/tests/sys/arming.t"
+guest_part checks 70 checks.tap "$repo/tests/vm/guest-checks.sh" "$repo" "${VM_CHECK_ARGS[@]}"
+guest_part arming 30 stdout.log "$repo/tests/sys/arming.t"
 guest_boot 5.10 --mem 1024 --smp 2 --swap-mib 256
 guest_report
 done_testing

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 300
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # `make install` / `make uninstall` into a DESTDIR: exactly the expected
 # files (programs, the systemd unit with the installed paths, leap.conf,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 300
+# leap-timeout: 30
 # SPDX-License-Identifier: MIT
 # Leap beside Linux's swap readahead (vm.page-cluster=3, the default
 # --kernel-readahead keep), with real swap and a real program (CPython,

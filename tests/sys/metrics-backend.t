@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 180
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # shellcheck disable=SC2154 # NAME_pid and NAME_addr (A_pid, B_addr...) are set by backend_memd
 # Backend counters in the Prometheus output, parsed with the reference

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 300
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # Nested strides (leap_find_period) with real swap and a real program:
 # numpy (tools/real/npscan.py) over a row-major matrix of 16-page rows at

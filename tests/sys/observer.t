@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 300
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # System test of the BPF observer (bpf/leap_observer.bpf.c, user/observer.c)
 # through bin/leap-observe.  Needs root.  Sets up its own swap file on the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 120
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # The agent's pagemap filter on real swap: the unit test's region
 # (tests/unit/test_prefetch.c, test_pagemap_readers) half paged out with

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 300
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # Prefetching under memory pressure, with real swap and a real program
 # (CPython, tools/real/pyscan.py): a strided scan whose working set just

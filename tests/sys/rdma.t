@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# leap-timeout: 60
+# leap-timeout: 20
 # tests/sys/rdma.t: the RDMA verbs transport where there is none: this host
 # kernel has no rxe and the machine no RDMA hardware, so --transport rdma
 # must fail with a clear message.  The transport for real, on soft-RoCE

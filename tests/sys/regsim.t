@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 120
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # leap-regsim's claims (docs/registration.md), asserted so a regression in
 # the registration library fails the build.  The slides' cost model

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 300
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # leap-sim's "must show" numbers (docs/sim.md), asserted so a regression in
 # the engine or the model fails the build:

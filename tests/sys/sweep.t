@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 60
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # tests/sweep-stale, which tests/run-tests runs before every `make check`:
 # what a killed test run left behind (a swap file on, its cgroups with a

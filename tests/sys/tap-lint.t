@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 60
+# leap-timeout: 20
 # SPDX-License-Identifier: MIT
 # The shell tests' checks can fail: tests/lint-tap.py over tests/sys/*.t
 # and tests/vm/*.sh flags an unconditional `pass` or `ok 0` (outside any

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# leap-timeout: 180
+# leap-timeout: 70
 # tests/sys/vm.t: the VM test bed's runner itself (tests/vm/boot.sh): a
 # boot past its timeout, a guest kernel that panics before our init, and a
 # runner killed by a signal each end as documented and leave no qemu

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 300
+# leap-timeout: 35
 # SPDX-License-Identifier: MIT
 # The workers that issue windows (user/agent/issuer.c), with real swap and
 # a real program (CPython, tools/real/pyscan.py 128 stride:16 in 64 MiB):

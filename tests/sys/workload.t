@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 300
+# leap-timeout: 30
 # SPDX-License-Identifier: MIT
 # System test for bin/leap-workload and the test fixtures: under a 64 MiB
 # memory cgroup with a swap file on the root fs, seq, stride:16 and random
