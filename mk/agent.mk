@@ -9,11 +9,13 @@ UNIT_SRC_test_prefetch := user/agent/prefetch.c user/agent/pagemap.c user/agent/
 	user/agent/procs.c
 UNIT_LIBS_test_prefetch = $(LIBBPF_LIBS)
 UNIT_SRC_test_vmas := user/agent/vmas.c
+UNIT_SRC_test_placement := user/agent/placement.c
+UNIT_LIBS_test_placement := -Iuser/agent
 UNIT_SRC_test_replay := user/agent/recording.c
 UNIT_LIBS_test_replay := -Iuser/agent -lz
 # The recordings it replays (tools/record-traces.sh).
 $(OUTPUT)/tests/test_replay $(OUTPUT)/tests-san/test_replay: $(wildcard tests/data/recordings/*)
-UNIT_SRC_test_issuer := user/agent/issuer.c user/agent/prefetch.c user/agent/pagemap.c \
+UNIT_SRC_test_issuer := user/agent/issuer.c user/agent/prefetch.c user/agent/pagemap.c user/agent/placement.c \
 	user/agent/vmas.c user/agent/procs.c
 UNIT_LIBS_test_issuer = -Iuser/agent -Iuser $(LIBBPF_LIBS) -pthread
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 420
+# leap-timeout: 60
 # SPDX-License-Identifier: MIT
 # leap-agent on this kernel with real swap and real processes:
 #  - run: a stride workload under a memory limit, with and without Leap;
@@ -127,6 +127,24 @@ is $? 0 "random under Leap: exit 0" || diag "$(cat "$tmp/random.err")"
 rmiss=$(jf "$tmp/random.json" swapin_misses)
 rpf=$(jf "$tmp/random.json" prefetched)
 cmp_ok $((rpf * 20)) '<=' "$rmiss" "random: prefetched ($rpf) <= 5% of swap-in misses ($rmiss)"
+
+# Where windows are issued (--prefetch-cpu, placement.h): on the CPU the
+# fault completed on.  The workload pinned to the last CPU it may use: the
+# thread that issues (the event thread with --workers 0) moves there, and
+# only there; with --prefetch-cpu any it never moves.
+last_cpu=$(taskset -pc $$ | sed 's/.*[,-]//')
+for pc in fault any; do
+	run_timeout 120 "$AGENT" run --memory-limit $LIMIT --workers 0 --prefetch-cpu $pc \
+		--json "$tmp/cpu-$pc.json" -- taskset -c "$last_cpu" "$WL" --pattern stride:16 \
+		--footprint 64M >/dev/null 2>"$tmp/cpu-$pc.err"
+	is $? 0 "--prefetch-cpu $pc: exit 0 (data verified)" || diag "$(cat "$tmp/cpu-$pc.err")"
+done
+cmp_ok "$(jf "$tmp/cpu-fault.json" prefetched)" '>' 1000 "--prefetch-cpu fault: it prefetched"
+is "$(jf "$tmp/cpu-fault.json" prefetch_cpu_moves)" 1 \
+	"... from the workload's CPU ($last_cpu): the issuing thread moved there once"
+is "$(jf "$tmp/cpu-any.json" prefetch_cpu_moves)" 0 "--prefetch-cpu any: it never moved"
+"$AGENT" run --prefetch-cpu here -- true 2>"$tmp/err"
+is $? 64 "--prefetch-cpu takes fault or any"
 
 # Multi-threaded per-thread streams, data intact.
 printf '[default]\nstream = thread\n' >"$tmp/thread.conf"

@@ -165,9 +165,10 @@ void account_drain(struct agent *a)
 	if (!any)
 		return;
 	for (uint32_t i = 0; i < d.n; i++)
-		decision_spent(a, d.target[i],
-			       (uint32_t)(d.pages[i] > UINT32_MAX ? UINT32_MAX : d.pages[i]),
-			       d.ns[i]);
+		decision_spent(
+			a, d.target[i],
+			(uint32_t)(d.pages[i] > UINT32_MAX ? UINT32_MAX : d.pages[i]),
+			d.ns[i]);
 	for (unsigned i = 0; i < d.ngone; i++)
 		account_forget_process(a, d.gone[i]);
 	if (d.cold_refused && a->ex.cold_ok) {
@@ -179,15 +180,17 @@ void account_drain(struct agent *a)
 		env_changed = true;
 	}
 	if (d.refused && a->ex.prefetch_ok) {
-		fprintf(stderr, "leap-agent: kernel refused process_madvise(MADV_WILLNEED); "
-				"observing only from now on\n");
+		fprintf(stderr,
+			"leap-agent: kernel refused process_madvise(MADV_WILLNEED); "
+			"observing only from now on\n");
 		a->ex.prefetch_ok = false;
 		a->ex.prefetch_why = "refused at run time";
 		env_changed = true;
 	}
 	if (d.denied_tgid && !a->acct.denied_said) {
 		fprintf(stderr,
-			"leap-agent: not permitted to prefetch for pid %u (process_madvise "
+			"leap-agent: not permitted to prefetch for pid %u "
+			"(process_madvise "
 			"needs PTRACE_MODE_READ on it)\n",
 			d.denied_tgid);
 		a->acct.denied_said = true;
@@ -203,9 +206,11 @@ void agent_refresh(struct agent *a)
 
 	a->acct.pf_sum = a->ex.pf.stats;
 	a->acct.pm_sum = a->ex.pf.pagemap;
+	a->acct.cpu_moves = a->ex.at.moves;
 	if (!a->ex.iss)
 		return;
 	issuer_counters(a->ex.iss, &a->acct.issued, &w, &m);
+	a->acct.cpu_moves += a->acct.issued.cpu_moves;
 	prefetch_stats_add(&a->acct.pf_sum, &w);
 	a->acct.pm_sum.scans += m.scans;
 	a->acct.pm_sum.reads += m.reads;

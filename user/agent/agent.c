@@ -82,7 +82,7 @@ void agent_update_env(struct agent *a)
 	decision_env(a, &env);
 }
 
-int agent_init(struct agent *a, const struct agent_config *cfg)
+int agent_init(struct agent *a, const struct agent_config *cfg, bool follow_cpu)
 {
 	memset(a, 0, sizeof(*a));
 	a->config = *cfg;
@@ -90,7 +90,7 @@ int agent_init(struct agent *a, const struct agent_config *cfg)
 	a->ra_pages = kernel_ra_pages();
 	a->swap = read_swaps();
 	account_init(a);
-	return execute_init(a);
+	return execute_init(a, follow_cpu);
 }
 
 int agent_attach_observer(struct agent *a, struct leap_observer *obs,

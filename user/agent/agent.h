@@ -31,6 +31,7 @@
 #include "leap/recent.h"
 #include "leaves.h"
 #include "observer.h"
+#include "placement.h"
 #include "prefetch.h"
 #include "procs.h"
 
@@ -98,9 +99,10 @@ struct agent_exec {
 	struct backend *be;
 	bool be_swapcache;
 	bool be_warned_no_offset;
-	uint64_t be_hits0; /* leap-swapd's cache hits at start */
-	bool prefetch_ok;  /* the kernel takes process_madvise(WILLNEED) */
-	bool cold_ok;	   /* ... and MADV_COLD (cold_behind) */
+	uint64_t be_hits0;   /* leap-swapd's cache hits at start */
+	struct placement at; /* the CPU this thread issues on (placement.h) */
+	bool prefetch_ok;    /* the kernel takes process_madvise(WILLNEED) */
+	bool cold_ok;	     /* ... and MADV_COLD (cold_behind) */
 	const char *prefetch_why;
 };
 
@@ -125,7 +127,8 @@ struct agent_account {
 	struct prefetch_stats pf_sum;
 	struct pagemap_reader pm_sum;
 	struct issuer_counters issued;
-	bool denied_said; /* "not permitted to prefetch", said once */
+	uint64_t cpu_moves; /* issuing threads moved to a fault's CPU */
+	bool denied_said;   /* "not permitted to prefetch", said once */
 };
 
 struct agent {
@@ -164,8 +167,9 @@ static inline bool agent_pushes_only(const struct agent *a)
 	return a->ex.be && !a->ex.be_swapcache;
 }
 
-/* Sets up everything but the observer (opened by the caller); 0 or -errno. */
-int agent_init(struct agent *a, const struct agent_config *cfg);
+/* Sets up everything but the observer (opened by the caller); 0 or -errno.
+ * follow_cpu: windows are issued on their fault's CPU (placement.h). */
+int agent_init(struct agent *a, const struct agent_config *cfg, bool follow_cpu);
 /* Once the observer is open: its maps to the prefetchers, then the decision
  * core (recording to record_path unless NULL); 0 or -errno. */
 int agent_attach_observer(struct agent *a, struct leap_observer *obs,

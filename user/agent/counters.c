@@ -115,6 +115,9 @@ const struct agent_counter agent_counters[] = {
 	AGENT("worker_busy_ns", acct.issued.busy_ns,
 	      "leap_agent_worker_busy_nanoseconds_total",
 	      "Time the workers spent issuing windows, all workers."),
+	AGENT("prefetch_cpu_moves", acct.cpu_moves, "leap_agent_prefetch_cpu_moves_total",
+	      "Times an issuing thread moved to the CPU a window's fault completed on "
+	      "(--prefetch-cpu fault)."),
 	AGENT("cold_behind_pages", acct.pf_sum.cold_pages,
 	      "leap_agent_cold_behind_pages_total",
 	      "Pages behind fills given MADV_COLD (cold_behind)."),

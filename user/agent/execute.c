@@ -22,10 +22,11 @@ static void records_remove(void *ctx, uint32_t tgid, uint64_t first, uint32_t n)
 	leap_records_remove(ctx, tgid, first, n);
 }
 
-int execute_init(struct agent *a)
+int execute_init(struct agent *a, bool follow_cpu)
 {
 	struct agent_exec *x = &a->ex;
 
+	placement_init(&x->at, follow_cpu);
 	x->procs = procs_new(true);
 	if (!x->procs)
 		return -ENOMEM;
@@ -88,6 +89,7 @@ int execute_start_workers(struct agent *a, unsigned workers)
 				    .host_rate = a->config.prefetch_rate,
 				    .queue_depth = a->config.queue_depth,
 				    .streams = a->config.streams,
+				    .follow_cpu = a->ex.at.follow,
 				    .like = &a->ex.pf,
 				    .done = job_done,
 				    .ctx = a};
@@ -162,20 +164,22 @@ static struct window_job *job_begin(const struct agent_target *t, uint32_t tgid,
  * sort at 25% 0.96x -> 0.81x.  The decision says which pages; this
  * executes it.
  */
-static void make_cold(struct agent *a, const struct agent_target *t, uint32_t tgid,
-		      uint64_t first, uint32_t n)
+static void make_cold(struct agent *a, const struct agent_target *t,
+		      const struct leap_event *ev, uint64_t first, uint32_t n)
 {
 	if (a->ex.iss) {
 		/* A worker's job, queued behind the target's windows: the
 		 * event thread makes no madvise call of its own. */
-		struct window_job *j = job_begin(t, tgid, n);
+		struct window_job *j = job_begin(t, ev->tgid, n);
 
 		j->cold = true;
+		j->cpu = ev->cpu;
 		j->pages[0] = first;
 		issuer_submit(a->ex.iss, j);
 		return;
 	}
-	account_cold_done(a, tgid, prefetch_cold(&a->ex.pf, tgid, first, n));
+	placement_move(&a->ex.at, ev->cpu);
+	account_cold_done(a, ev->tgid, prefetch_cold(&a->ex.pf, ev->tgid, first, n));
 }
 
 /*
@@ -291,12 +295,14 @@ static void issue_window(struct agent *a, struct agent_target *t,
 		j->event_ns = ev->ts_ns + ev->latency_ns;
 		j->stream = plan->stream;
 		j->has_stream = true;
+		j->cpu = ev->cpu;
 		memcpy(j->pages, plan->pages, plan->n * sizeof(*plan->pages));
 		issuer_submit(x->iss, j);
 		return;
 	}
 	/* prefetch_pages() sorts the pages it is given. */
 	memcpy(pages, plan->pages, plan->n * sizeof(*pages));
+	placement_move(&x->at, ev->cpu);
 	x->pf.dispatch_ns = 0;
 	if (x->be)
 		rc = backend_push(a, ev->tgid, pages, plan->n, plan->marker);
@@ -333,7 +339,7 @@ void execute_plan(struct agent *a, struct agent_target *t, const struct leap_eve
 					plan->quiet == LEAP_QUIET_SET ? plan->quiet_until
 								      : 0);
 	if (plan->cold_n)
-		make_cold(a, t, ev->tgid, plan->cold_first, plan->cold_n);
+		make_cold(a, t, ev, plan->cold_first, plan->cold_n);
 	if (plan->n)
 		issue_window(a, t, ev, plan);
 }

@@ -15,7 +15,7 @@
 #include "agent.h"
 
 /* The processes' files, this thread's prefetcher, the records port. */
-int execute_init(struct agent *a);
+int execute_init(struct agent *a, bool follow_cpu);
 /* Once the observer is open: windows are recorded in its maps. */
 void execute_attach_observer(struct agent *a);
 void execute_fini(struct agent *a);

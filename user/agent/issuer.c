@@ -29,6 +29,7 @@ struct worker {
 	pthread_t thread;
 	struct issuer *q;
 	struct prefetcher pf; /* its own process cache and counters */
+	struct placement at;  /* the CPU it issues on */
 	uint64_t busy_ns;
 	bool started;
 };
@@ -49,6 +50,7 @@ struct issuer {
 	issuer_done_fn done;
 	void *ctx;
 	unsigned nworkers;
+	bool follow_cpu;      /* issuer_config.follow_cpu */
 	uint32_t queue_depth; /* per target, 1..ISSUER_QUEUE_MAX */
 	uint64_t active_ns;   /* issuer_config.active_ns */
 	/* Each stream's progress (issuer_progress()): PROGRESS_GEN_BITS of its
@@ -254,6 +256,7 @@ static void *worker_main(void *arg)
 	struct worker *w = arg;
 	struct issuer *q = w->q;
 
+	placement_init(&w->at, q->follow_cpu);
 	pthread_mutex_lock(&q->lock);
 	while (!q->stop) {
 		struct window_job *j = take(q);
@@ -287,6 +290,8 @@ static void *worker_main(void *arg)
 		}
 		pthread_mutex_unlock(&q->lock);
 
+		if (j->n)
+			placement_move(&w->at, j->cpu);
 		cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		w->pf.dispatch_ns = 0;
 		if (j->n && j->cold)
@@ -334,6 +339,7 @@ struct issuer *issuer_start(const struct issuer_config *cfg)
 	q->cold = cfg->cold ? cfg->cold : prefetch_cold;
 	q->done = cfg->done;
 	q->ctx = cfg->ctx;
+	q->follow_cpu = cfg->follow_cpu;
 	if (cfg->streams) {
 		q->progress = calloc(cfg->streams, sizeof(*q->progress));
 		if (!q->progress) {
@@ -461,6 +467,7 @@ void issuer_counters(struct issuer *q, struct issuer_counters *c,
 
 		c->busy_ns += q->w[i].busy_ns;
 		c->worker_busy_ns[i] = q->w[i].busy_ns;
+		c->cpu_moves += q->w[i].at.moves;
 		prefetch_stats_add(pf, s);
 		pm->scans += q->w[i].pf.pagemap.scans;
 		pm->reads += q->w[i].pf.pagemap.reads;

@@ -29,6 +29,7 @@
 
 #include "leap/core.h"
 #include "leap_event.h"
+#include "placement.h"
 #include "prefetch.h"
 
 #define ISSUER_WORKERS_MAX 16
@@ -52,6 +53,7 @@ struct window_job {
 	uint64_t event_ns;    /* ... and when it completed: its event sent */
 	uint64_t dispatch_ns; /* set by the worker: prefetcher.dispatch_ns */
 	uint32_t target;      /* the decision core's target id (completions) */
+	uint32_t cpu;	      /* where its fault completed: issued there (placement.h) */
 	/* The stream that asked for it: pages behind the stream's progress
 	 * (issuer_progress()) are stale by the time a worker takes it.  No
 	 * stream (has_stream false): never trimmed. */
@@ -83,6 +85,7 @@ struct issuer_counters {
 	uint64_t pool_empty;   /* windows dropped: every job in use */
 	uint64_t budget_pages; /* pages cut by a budget */
 	uint64_t max_depth;    /* windows queued at once, at most */
+	uint64_t cpu_moves;    /* workers moved to a window's CPU (placement.h) */
 	uint64_t busy_ns;      /* worker time spent issuing, all workers */
 	/* each worker's part of busy_ns (issuer_workers() of them): an
 	 * uneven split shows windows that wait while a worker sleeps */
@@ -103,6 +106,8 @@ struct issuer_config {
 	 * at the price of dropping more when the workers fall behind. */
 	unsigned queue_depth;
 	uint64_t active_ns; /* 0: ISSUER_ACTIVE_NS (tests hold targets active longer) */
+	/* Each worker issues a window on its fault's CPU (placement.h). */
+	bool follow_cpu;
 	/* Streams whose progress the issuer keeps (the decision core's stream
 	 * table capacity: struct leap_stream_ref ids below it); 0: none. */
 	uint32_t streams;

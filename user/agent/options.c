@@ -18,6 +18,7 @@ enum {
 	OPT_FAULT_HOOKS,
 	OPT_WORKERS,
 	OPT_RECORD,
+	OPT_PREFETCH_CPU,
 };
 
 static const struct argp_option common_opts[] = {
@@ -48,6 +49,11 @@ static const struct argp_option common_opts[] = {
 	 "process_madvise (0: the event loop issues them itself).  Default: the "
 	 "config's [agent] workers, else a quarter of the CPUs, 1 to 8 (none "
 	 "below 4 CPUs)",
+	 0},
+	{"prefetch-cpu", OPT_PREFETCH_CPU, "fault|any", 0,
+	 "Where a window is issued: on the CPU its fault completed on, the "
+	 "program's, as Linux's own readahead runs in the faulting thread (fault, "
+	 "the default), or wherever the scheduler runs the agent (any)",
 	 0},
 	{"bpf-stats", OPT_BPF_STATS, NULL, 0,
 	 "Measure BPF run time per event (bpf_enable_stats)", 0},
@@ -141,6 +147,12 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 				   "--fault-hooks takes on-swap or always, not '%s'",
 				   arg);
 		o->fault_hooks_always = !strcmp(arg, "always");
+		break;
+	case OPT_PREFETCH_CPU:
+		if (strcmp(arg, "fault") && strcmp(arg, "any"))
+			argp_error(state, "--prefetch-cpu takes fault or any, not '%s'",
+				   arg);
+		o->prefetch_cpu_any = !strcmp(arg, "any");
 		break;
 	case OPT_RECORD:
 		if (!*arg)

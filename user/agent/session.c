@@ -216,7 +216,7 @@ int session_start(struct session *s)
 {
 	struct agent *a = calloc(1, sizeof(*a));
 
-	if (!a || agent_init(a, &s->cfg)) {
+	if (!a || agent_init(a, &s->cfg, !s->o->prefetch_cpu_any)) {
 		fprintf(stderr, "leap-agent: out of memory\n");
 		free(a);
 		return -1;
