@@ -19,6 +19,9 @@
 #   node-gc      Node.js (V8): the same (global.gc; needs node)
 #   perl-stride  Perl: a string filled, strided scan (8 pages)
 #   sqlite       SQLite (Python's sqlite3): load, full scan, ORDER BY, index
+#   sqlite-rev   SQLite with a row a page (tools/real/sqlite4k.py): load, then
+#                the table read by descending key (a backward page stream)
+#   sqlite-point ... load, then look-ups of a random tenth of the keys
 #   numpy        numpy: row-major matrix, column sums, strided slice, transpose
 #   sort         GNU sort with its whole input in one in-memory buffer
 # Each runs at --limits percent of its own peak RSS (measured first without
@@ -42,8 +45,9 @@
 #        addresses, each window process_madvise'd and its slots pushed to
 #        leap-swapd), readahead kept (the default since 2026-11-25)
 #   e0   row e with --kernel-readahead off (backend mode's default before)
-#   x    row c with another leap-agent build (--agent-x PATH): the code
-#        before a change, in the same sitting as the change (row c)
+#   x    row c with another leap-agent build (--agent-x PATH: the code
+#        before a change, in the same sitting as the change) and/or other
+#        options (--x-args "ARGS", e.g. --prefetch-cpu any)
 # Rows a and b run in a memory cgroup from tests/lib/fixture.sh (the v1
 # controller on a hybrid host, memory.max on pure cgroup v2) with no BPF at
 # all; agent rows let leap-agent make its own.  Swap is a file on the
@@ -93,6 +97,7 @@ RUN_TIMEOUT=300
 OUTDIR=$root/bench/out
 AGENT=$root/bin/leap-agent
 AGENT_X= # --agent-x: row x's leap-agent
+X_ARGS=() # --x-args: row x's extra leap-agent run options
 AGENT_ARGS=()
 # BPF run time per fault (bpf_enable_stats): the timing itself costs some
 # tens of ns per program run, so the quick check leaves it off.
@@ -107,7 +112,7 @@ usage()
 	cat <<EOF
 Usage: tools/bench-real.sh [OPTION...]          (root)
   --programs "P..."   among: $PROGRAMS py-seq py-fill py-shm-stride py-shm-seq
-                      java-gc node-gc (default: the first seven)
+                      java-gc node-gc sqlite-rev sqlite-point (default: the first seven)
   --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
   --rows "R..."       among a b c c0 cd cn o f e e0 x (default "$ROWS"; o = observe only,
                       cn = row c with --cold-behind 0, x = row c with --agent-x's build,
@@ -116,6 +121,8 @@ Usage: tools/bench-real.sh [OPTION...]          (root)
   --mib N             data size of each program in MiB (default $MIB)
   --agent-arg ARG     extra leap-agent run argument (repeatable)
   --agent-x PATH      row x's leap-agent (another build: the code before a change)
+  --x-args "ARGS"     row x's extra leap-agent run options (with this build
+                      unless --agent-x)
   --timeout S         per-run limit in seconds (default $RUN_TIMEOUT)
   --out DIR           output directory (default bench/out)
   --quick             check variant: 96 MiB, py-stride perl-stride at 50%,
@@ -139,7 +146,7 @@ EOF
 while [ $# -gt 0 ]; do
 	case $1 in
 	--programs | --limits | --rows | --reps | --mib | --agent-arg | --timeout | --out | \
-		--max-slowdown | --swap | --memd-delay-us | --host | --pin | --agent-x)
+		--max-slowdown | --swap | --memd-delay-us | --host | --pin | --agent-x | --x-args)
 		[ $# -ge 2 ] || {
 			echo "bench-real: $1 needs a value" >&2
 			exit 2
@@ -159,6 +166,7 @@ while [ $# -gt 0 ]; do
 		--host) HOST_NS=$2 ;;
 		--pin) PIN=$2 ;;
 		--agent-x) AGENT_X=$2 ;;
+		--x-args) read -ra X_ARGS <<<"$2" ;;
 		esac
 		shift 2
 		;;
@@ -211,8 +219,13 @@ esac
 for r in $ROWS; do
 	case $r in a | b | c | c0 | cd | cn | o | f) ;;
 	x)
+		[ -n "$AGENT_X" ] || [ ${#X_ARGS[@]} -gt 0 ] || {
+			echo "bench-real: row x needs --agent-x PATH or --x-args ARGS" >&2
+			exit 2
+		}
+		AGENT_X=${AGENT_X:-$AGENT}
 		[ -x "$AGENT_X" ] || {
-			echo "bench-real: row x needs --agent-x PATH (a leap-agent binary)" >&2
+			echo "bench-real: --agent-x $AGENT_X is not an executable" >&2
 			exit 2
 		}
 		;;
@@ -243,7 +256,7 @@ py_mods=()
 for p in $PROGRAMS; do
 	case $p in
 	numpy) py_mods+=(numpy) ;;
-	sqlite) py_mods+=(sqlite3) ;;
+	sqlite | sqlite-rev | sqlite-point) py_mods+=(sqlite3) ;;
 	esac
 done
 [ -x "$PY" ] && "$PY" -c "import sys${py_mods[*]/#/, }" 2>/dev/null || {
@@ -272,6 +285,9 @@ program_cmd()
 	# Half the data: SQLite's footprint is ~2.5x its data (page cache,
 	# sorter, the checking keys).
 	sqlite) printf '%s\n' "$PY" "$here/real/sqlitescan.py" $((MIB / 2)) ;;
+	# Rows of a page each; the data takes ~1.3x its size in the process.
+	sqlite-rev) printf '%s\n' "$PY" "$here/real/sqlite4k.py" "$MIB" reverse ;;
+	sqlite-point) printf '%s\n' "$PY" "$here/real/sqlite4k.py" "$MIB" point ;;
 	numpy) printf '%s\n' "$PY" "$here/real/npscan.py" "$MIB" ;;
 	sort) printf '%s\n' bash "$here/real/sortrun.sh" $((MIB / 2)) "$SORT_INPUT" ;;
 	*) return 1 ;;
@@ -390,7 +406,7 @@ run_one()
 		page_cluster_set 3
 		;;
 	c | c0 | cd | cn | o | f | e | e0 | x)
-		local ra=keep policy=leap be=() cold=() agent=$AGENT
+		local ra=keep policy=leap be=() cold=() agent=$AGENT xa=()
 		[ "$row" = c0 ] && ra=off
 		[ "$row" = cd ] && ra=defer
 		[ "$row" = o ] && policy=observe
@@ -398,11 +414,11 @@ run_one()
 		[ "$row" = cn ] && cold=(--cold-behind 0)
 		[[ $row == e* ]] && be=(--backend "$BK_CTL" --backend-dev "$BK_LOOP")
 		[ "$row" = e0 ] && ra=off
-		[ "$row" = x ] && agent=$AGENT_X
+		[ "$row" = x ] && agent=$AGENT_X xa=("${X_ARGS[@]}")
 		t0=$(date +%s.%N)
 		timeout --kill-after=10 "$RUN_TIMEOUT" "$agent" run --policy "$policy" \
 			--kernel-readahead "$ra" --memory-limit "${lim}M" "${bpf_stats[@]}" "${cold[@]}" \
-			"${be[@]}" --json "$js" "${AGENT_ARGS[@]}" -- "${cmd[@]}" >"$out" 2>"$err"
+			"${be[@]}" --json "$js" "${AGENT_ARGS[@]}" "${xa[@]}" -- "${cmd[@]}" >"$out" 2>"$err"
 		rc=$?
 		t1=$(date +%s.%N)
 		;;

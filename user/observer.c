@@ -162,7 +162,8 @@ static int path_join(char *dst, size_t len, const char *dir, const char *name)
 /* Whether shared memory's fault handler can be hooked (fentry path). */
 static bool has_shmem_fault(const struct btf *vmlinux)
 {
-	return vmlinux && btf__find_by_name_kind(vmlinux, "shmem_fault", BTF_KIND_FUNC) > 0;
+	return vmlinux &&
+	       btf__find_by_name_kind(vmlinux, "shmem_fault", BTF_KIND_FUNC) > 0;
 }
 
 /* The swap read function of this kernel, or NULL. */
@@ -733,7 +734,8 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 	if (err && record) {
 		leap_observer_bpf__destroy(obs->skel);
 		obs->skel = NULL;
-		err = open_and_load(obs, opts, read_fn, bio_q, false, has_shmem_fault(vmlinux));
+		err = open_and_load(obs, opts, read_fn, bio_q, false,
+				    has_shmem_fault(vmlinux));
 		if (!err)
 			leap_log(LEAP_LOG_INFO, "this kernel refuses the leap_record "
 						"program: windows are recorded with map "
