@@ -26,6 +26,7 @@
 #include "leap/cost.h"
 #include "leap/decide.h"
 #include "leap/engine.h"
+#include "leap/outcome.h"
 #include "leap_event.h"
 
 #ifdef __cplusplus
@@ -54,6 +55,9 @@ struct leap_core_policy {
 	uint32_t cold_behind;
 	/* Mode leap: stand down where prefetching does not pay (cost.h). */
 	bool stand_down;
+	/* ... and where held epochs show the windows do not make it faster
+	 * (outcome.h; with stand_down). */
+	bool judge_outcome;
 };
 
 /* Fixed for the core's life (the agent's start-up options). */
@@ -71,6 +75,7 @@ struct leap_core_config {
 	uint32_t cold_chunk; /* pages per MADV_COLD run, at least */
 	uint32_t kra_trust;  /* served misses taken on trust (decide.h) */
 	struct leap_cost_params cost;
+	struct leap_outcome_params outcome;
 };
 
 /* What changes under the core (the execute stage's findings, the tick). */
@@ -109,6 +114,7 @@ enum leap_gate {
 	LEAP_GATE_STANDBY, /* the target stands down (this event's verdict, too) */
 	LEAP_GATE_CHANNEL, /* nothing can prefetch (refused, or the backend lost) */
 	LEAP_GATE_HELD,	   /* the kernel's readahead serves the stream */
+	LEAP_GATE_EPOCH,   /* a held epoch: the outcome is being measured */
 	LEAP_GATE_COUNT,
 };
 
@@ -176,6 +182,9 @@ struct leap_core_counters {
 	uint64_t quiet_sets, quiet_lifts;
 	uint64_t stand_downs, probes;
 	uint64_t exited; /* processes forgotten */
+	/* Judged by the outcome (outcome.h): held epochs, comparisons made,
+	 * stand-downs for no gain (part of stand_downs). */
+	uint64_t held_epochs, outcome_comparisons, outcome_stand_downs;
 };
 
 struct leap_core;
@@ -196,6 +205,9 @@ const struct leap_core_policy *leap_core_target_policy(const struct leap_core *c
 						       uint32_t id);
 /* The target's cost model (verdict, why); NULL for an unknown id. */
 const struct leap_cost *leap_core_target_cost(const struct leap_core *c, uint32_t id);
+/* The target's outcome judge (outcome.h); NULL for an unknown id. */
+const struct leap_outcome *leap_core_target_outcome(const struct leap_core *c,
+						    uint32_t id);
 /* Whether the agent follows the target's faults: not off, not stood down. */
 bool leap_core_target_followed(const struct leap_core *c, uint32_t id);
 bool leap_core_target_standby(const struct leap_core *c, uint32_t id);
@@ -218,9 +230,9 @@ void leap_core_forget(struct leap_core *c, uint32_t tgid);
 
 /*
  * The periodic tick: probes come due, samples the swap devices decide,
- * idle streams go.  Writes the ids of targets whose verdict changed to
- * changed[] (room for LEAP_CORE_TARGETS), their changes to how[]; returns
- * how many.
+ * epochs end (a target that stopped swapping), idle streams go.  Writes the ids of
+ * targets whose verdict changed to changed[] (room for LEAP_CORE_TARGETS), their changes
+ * to how[]; returns how many.
  */
 uint32_t leap_core_tick(struct leap_core *c, uint64_t now_ns, uint32_t *changed,
 			enum leap_verdict_change *how);

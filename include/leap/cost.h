@@ -142,6 +142,13 @@ struct leap_cost_swap {
 bool leap_cost_update(struct leap_cost *c, const struct leap_cost_params *p,
 		      uint64_t now_ns, const struct leap_cost_swap *swap);
 
+/* Stand down for a reason found elsewhere (the outcome judge, outcome.h),
+ * why says it; the next probe after interval_ns (the caller's: the cost
+ * model's own prefetch verdicts, which come in the first second of every
+ * probe, do not say whether this reason still holds). */
+void leap_cost_stand_down(struct leap_cost *c, uint64_t now_ns, uint64_t interval_ns,
+			  const char *why);
+
 const char *leap_cost_state_name(enum leap_cost_state s);
 
 #ifdef __cplusplus

@@ -56,6 +56,15 @@ static void test_defaults_and_inheritance(void **state)
 			 0);
 	assert_int_equal(agent_config_policy_for(&cfg, "/a")->cold_behind, 0);
 	assert_int_equal(agent_config_policy_for(&cfg, "/b")->cold_behind, 1024);
+
+	/* outcome: judge by default, per section, inherited. */
+	assert_int_equal(parse(""), 0);
+	assert_true(cfg.def.judge_outcome);
+	assert_int_equal(parse("[default]\noutcome = off\n[cgroup /a]\n"
+			       "[cgroup /b]\noutcome = judge\n"),
+			 0);
+	assert_false(agent_config_policy_for(&cfg, "/a")->judge_outcome);
+	assert_true(agent_config_policy_for(&cfg, "/b")->judge_outcome);
 }
 
 /* match = tree (default) | exact, per section or from [default]. */
@@ -95,6 +104,7 @@ static void test_bad_files(void **state)
 	expect_error("[default]\npw_max = -3\n", ":2: pw_max");
 	expect_error("[default]\ncold_behind = lots\n", ":2: cold_behind must be");
 	expect_error("[default]\ncold_behind = 2000000\n", ":2: cold_behind must be");
+	expect_error("[default]\noutcome = maybe\n", ":2: outcome must be judge or off");
 	expect_error("[default]\nbogus = 1\n", ":2: unknown key 'bogus'");
 	expect_error("\n\n[nonsense]\n", ":3: unknown section");
 	expect_error("[cgroup relative/path]\n",

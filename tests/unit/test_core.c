@@ -46,6 +46,7 @@ static struct leap_core *core_new(void)
 
 	memset(&port_state, 0, sizeof(port_state));
 	leap_cost_params_default(&cfg.cost);
+	leap_outcome_params_default(&cfg.outcome);
 	c = leap_core_new(&cfg);
 	assert_non_null(c);
 	leap_core_set_env(c, &env);
@@ -220,6 +221,94 @@ static void test_no_window_after_stand_down(void **state)
 	leap_core_free(c);
 }
 
+/*
+ * outcome = judge: a strided stream whose windows do not change its pace
+ * (a miss every 50 us, held or not).  Every second or so a held epoch
+ * gates its windows (LEAP_GATE_EPOCH, the cost model not fed); after
+ * `judged` comparisons at 100% the target stands down, saying why; the
+ * probe comes after probe_first_ns, and a second no-gain verdict in a row
+ * waits twice as long.  The same stream without the judge never stands
+ * down.
+ */
+static uint64_t feed_paced(struct leap_core *c, uint32_t t, uint64_t *page, uint64_t from,
+			   uint64_t until, enum leap_verdict_change *first)
+{
+	uint64_t ts;
+
+	*first = LEAP_VERDICT_SAME;
+	for (ts = from; ts < until; ts += 50000, *page += 16) {
+		struct leap_event ev = event(*page, MISS | LEAP_EV_SLEPT, ts);
+		const struct leap_core_plan *pl;
+
+		ev.latency_ns = 100000;
+		pl = leap_core_event(c, t, &ev, &port);
+		if (pl->n)
+			leap_core_spent(c, t, pl->n, pl->n * 5000ULL);
+		if (pl->verdict != LEAP_VERDICT_SAME) {
+			*first = pl->verdict;
+			return ts;
+		}
+	}
+	return ts;
+}
+
+static void test_outcome_judged(void **state)
+{
+	struct leap_core *c = core_new();
+	uint32_t t = add_target(c, LEAP_CORE_LEAP, true);
+	struct leap_core_policy p = *leap_core_target_policy(c, t);
+	const struct leap_core_counters *k = leap_core_counters(c);
+	const struct leap_outcome_params *op = &leap_core_config(c)->outcome;
+	enum leap_verdict_change how[LEAP_CORE_TARGETS], v;
+	uint32_t changed[LEAP_CORE_TARGETS];
+	uint64_t page = 1000, down, probe;
+	(void)state;
+
+	/* Without the judge: prefetching for 20 s. */
+	feed_paced(c, t, &page, 1, 20ULL * 1000000000, &v);
+	assert_int_equal(v, LEAP_VERDICT_SAME);
+	assert_int_equal(k->held_epochs, 0);
+	assert_int_equal(k->gated[LEAP_GATE_EPOCH], 0);
+
+	p.judge_outcome = true;
+	leap_core_target_set(c, t, &p);
+	down = feed_paced(c, t, &page, 20ULL * 1000000000, 40ULL * 1000000000, &v);
+	assert_int_equal(v, LEAP_VERDICT_STAND_DOWN);
+	assert_int_equal(k->outcome_comparisons, op->judged);
+	assert_true(k->held_epochs >= op->judged);
+	assert_true(k->gated[LEAP_GATE_EPOCH] > 0);
+	assert_int_equal(k->outcome_stand_downs, 1);
+	assert_int_equal(k->stand_downs, 1);
+	assert_int_equal(leap_core_target_outcome(c, t)->median_pct, 100);
+	assert_non_null(strstr(leap_core_target_cost(c, t)->why, "no gain"));
+	/* the first on epoch, then judged cycles of on epoch + held epoch */
+	assert_true(down - 20ULL * 1000000000 <=
+		    op->first_on_ns +
+			    op->judged * (op->on_ns + op->held_ns + 2 * op->settle_ns));
+
+	/* The probe after probe_first_ns; the judge starts afresh. */
+	assert_int_equal(
+		leap_core_tick(c, down + LEAP_COST_DEFAULT_PROBE_NS - 1, changed, how),
+		0);
+	probe = down + LEAP_COST_DEFAULT_PROBE_NS;
+	assert_int_equal(leap_core_tick(c, probe, changed, how), 1);
+	assert_int_equal(how[0], LEAP_VERDICT_PROBE);
+	assert_int_equal(leap_core_target_outcome(c, t)->comparisons, 0);
+	down = feed_paced(c, t, &page, probe, probe + 20ULL * 1000000000, &v);
+	assert_int_equal(v, LEAP_VERDICT_STAND_DOWN);
+	assert_int_equal(k->outcome_stand_downs, 2);
+	/* judged again in three comparisons */
+	assert_int_equal(leap_core_target_outcome(c, t)->comparisons,
+			 LEAP_OUTCOME_GAIN_RUN);
+	/* Again no gain: the next probe waits twice as long. */
+	assert_int_equal(
+		leap_core_tick(c, down + LEAP_COST_DEFAULT_PROBE_NS, changed, how), 0);
+	assert_int_equal(
+		leap_core_tick(c, down + 2 * LEAP_COST_DEFAULT_PROBE_NS, changed, how),
+		1);
+	leap_core_free(c);
+}
+
 /* A probe comes due at the tick; a policy that may not stand down ends a
  * stand-down at once. */
 static void test_tick_probe_and_policy(void **state)
@@ -335,6 +424,7 @@ int main(void)
 		cmocka_unit_test(test_gates),
 		cmocka_unit_test(test_no_window_after_stand_down),
 		cmocka_unit_test(test_tick_probe_and_policy),
+		cmocka_unit_test(test_outcome_judged),
 		cmocka_unit_test(test_served_streams),
 		cmocka_unit_test(test_forget),
 	};

@@ -4,14 +4,17 @@
 libsqlite3), for tools/bench-real.sh: a table of ~4 KiB rows built in an
 in-memory database whose page cache holds it all, then read two ways.
 
-    sqlite4k.py MIB [reverse|point|both]
+    sqlite4k.py MIB [PHASE[,PHASE...]] [ROUNDS] [SECONDS]
 
-Phases: load (MIB MiB of rows, one row a page or so), reverse (the whole
+Phases: load (MIB MiB of rows, one row a page or so), then in the order
+given (default reverse,point; "both" is that too): reverse (the whole
 table read by descending primary key: SQLite walks its B-tree backwards,
 a backward stream of pages), point (look-ups of a fixed-seed random tenth
-of the keys: random page-ins).  Every row read is checked against what
-the load wrote; exits 3 on a mismatch.  Prints one JSON line with the
-phase times.
+of the keys: random page-ins).  Each phase runs ROUNDS times over
+(default 1), and again until it has run SECONDS (default 0): a service's
+steady stream of queries.  Every row read is checked against what the
+load wrote; exits 3 on a mismatch.  Prints one JSON line with the phase
+times and rounds.
 """
 import json
 import random
@@ -27,13 +30,39 @@ def payload(i):
     return head + head[::-1] * ((ROW_BYTES - 16) // 16)
 
 
+def reverse_scan(db, n):
+    """Rows read backwards; the mismatches."""
+    bad = 0
+    expect = n - 1
+    for i, v in db.execute("SELECT id, v FROM t ORDER BY id DESC"):
+        if i != expect or v != payload(i):
+            bad += 1
+        expect -= 1
+    return bad + (expect != -1)
+
+
+def point_lookups(db, n, rng):
+    """A random tenth of the keys looked up; the mismatches."""
+    bad = 0
+    for i in (rng.randrange(n) for _ in range(n // 10)):
+        row = db.execute("SELECT v FROM t WHERE id = ?", (i,)).fetchone()
+        if row is None or row[0] != payload(i):
+            bad += 1
+    return bad
+
+
 def main():
     mib = int(sys.argv[1])
     what = sys.argv[2] if len(sys.argv) > 2 else "both"
-    if what not in ("reverse", "point", "both"):
-        raise SystemExit(f"sqlite4k: unknown phase set {what}")
+    rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 1
+    seconds = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
+    phases = ["reverse", "point"] if what == "both" else what.split(",")
+    for ph in phases:
+        if ph not in ("reverse", "point"):
+            raise SystemExit(f"sqlite4k: unknown phase {ph}")
     n = (mib << 20) // 4096
     t = {}
+    done = {}
     t0 = time.monotonic()
     db = sqlite3.connect(":memory:")
     db.execute("PRAGMA page_size=4096")
@@ -43,24 +72,16 @@ def main():
     db.commit()
     t["load"] = time.monotonic() - t0
     bad = 0
-    if what in ("reverse", "both"):
+    rng = random.Random(11)
+    for ph in phases:
         t0 = time.monotonic()
-        expect = n - 1
-        for i, v in db.execute("SELECT id, v FROM t ORDER BY id DESC"):
-            if i != expect or v != payload(i):
-                bad += 1
-            expect -= 1
-        bad += expect != -1
-        t["reverse"] = time.monotonic() - t0
-    if what in ("point", "both"):
-        t0 = time.monotonic()
-        rng = random.Random(11)
-        for i in (rng.randrange(n) for _ in range(n // 10)):
-            row = db.execute("SELECT v FROM t WHERE id = ?", (i,)).fetchone()
-            if row is None or row[0] != payload(i):
-                bad += 1
-        t["point"] = time.monotonic() - t0
-    print(json.dumps({"phases": t, "rows": n, "bad": bad}))
+        r = 0
+        while r < rounds or time.monotonic() - t0 < seconds:
+            bad += reverse_scan(db, n) if ph == "reverse" else point_lookups(db, n, rng)
+            r += 1
+        t[ph] = time.monotonic() - t0
+        done[ph] = r
+    print(json.dumps({"phases": t, "rounds": done, "rows": n, "bad": bad}))
     sys.exit(3 if bad else 0)
 
 

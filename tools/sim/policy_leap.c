@@ -35,6 +35,7 @@ static int leap_init(struct sim_policy *p, const struct sim_trace *t)
 	cfg.streams = p->opts.leap.key == LEAP_KEY_THREAD ? t->nthreads : t->npids;
 	cfg.hsize_max = p->opts.leap.hsize;
 	leap_cost_params_default(&cfg.cost);
+	leap_outcome_params_default(&cfg.outcome);
 	s->core = leap_core_new(&cfg);
 	if (!s->core) {
 		free(s);

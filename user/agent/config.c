@@ -20,6 +20,8 @@
  *   prefetch_rate = 20000 ; pages/s this target may prefetch (0: no cap)
  *   stand_down = never   ; auto (default): stop where prefetching costs more
  *                        ; than it saves (include/leap/cost.h) | never
+ *   outcome = judge      ; judge | off: with stand_down, also stop where held
+ *                        ; epochs run as fast (include/leap/outcome.h)
  *
  * libinih does the lexing; the handler validates every key and value and
  * remembers the first error with its line, so a bad file is refused with a
@@ -46,6 +48,7 @@ enum key_bit {
 	K_COLD_BEHIND = 1 << 8,
 	K_STAND_DOWN = 1 << 9,
 	K_RATE = 1 << 10,
+	K_OUTCOME = 1 << 11,
 };
 
 struct parse_state {
@@ -83,6 +86,7 @@ void agent_config_default(struct agent_config *c)
 	leap_params_default(&c->def.params);
 	c->def.cold_behind = AGENT_DEFAULT_COLD_BEHIND;
 	c->def.stand_down = true;
+	c->def.judge_outcome = AGENT_DEFAULT_JUDGE_OUTCOME;
 	c->ring_kb = 4096;
 	c->streams = 4096;
 	c->idle_timeout_s = 60;
@@ -187,6 +191,12 @@ static int set_policy_key(struct parse_state *st, struct agent_policy *p, unsign
 				    "");
 		p->stand_down = strcmp(v, "auto") == 0;
 		*mask |= K_STAND_DOWN;
+	} else if (strcmp(key, "outcome") == 0) {
+		if (strcmp(v, "judge") && strcmp(v, "off"))
+			return fail(st, "outcome must be judge or off, not '%s'%s", v,
+				    "");
+		p->judge_outcome = strcmp(v, "judge") == 0;
+		*mask |= K_OUTCOME;
 	} else if (strcmp(key, "flavor") == 0) {
 		if (leap_flavor_parse(v, &p->params.flavor))
 			return fail(st, "flavor must be ours or paper, not '%s'%s", v,
@@ -321,6 +331,8 @@ static void inherit_defaults(struct parse_state *st)
 			p->cold_behind = d->cold_behind;
 		if (!(m & K_STAND_DOWN))
 			p->stand_down = d->stand_down;
+		if (!(m & K_OUTCOME))
+			p->judge_outcome = d->judge_outcome;
 		if (!(m & K_RATE))
 			p->prefetch_rate = d->prefetch_rate;
 	}

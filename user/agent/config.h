@@ -27,11 +27,16 @@ struct agent_policy {
 	/* Mode leap: stand down where prefetching costs more than it saves
 	 * (include/leap/cost.h); false: prefetch whatever it costs. */
 	bool stand_down;
+	/* With stand_down: also where held epochs show its windows do not make
+	 * it faster (include/leap/outcome.h; outcome = judge). */
+	bool judge_outcome;
 	/* Pages per second this target's windows may take; 0: no cap. */
 	uint32_t prefetch_rate;
 };
 
 #define AGENT_DEFAULT_COLD_BEHIND 256u
+/* outcome = judge by default (docs/agent.md, "Judged by the outcome"). */
+#define AGENT_DEFAULT_JUDGE_OUTCOME true
 /* Pages per MADV_COLD call, at least: each call costs ~16 us and ~0.16 us
  * a page (a fill's TLB flush included); 64 made it 0.8 us of the agent's
  * CPU per event on CPython's random scan, 256 0.4. */

@@ -12,7 +12,8 @@ struct leap_core_policy decision_policy(const struct agent_policy *p)
 	return (struct leap_core_policy){.mode = (enum leap_core_mode)p->mode,
 					 .params = p->params,
 					 .cold_behind = p->cold_behind,
-					 .stand_down = p->stand_down};
+					 .stand_down = p->stand_down,
+					 .judge_outcome = p->judge_outcome};
 }
 
 _Static_assert((int)AGENT_MODE_LEAP == (int)LEAP_CORE_LEAP &&
@@ -35,6 +36,7 @@ int decision_init(struct agent *a, const char *record_path)
 	char err[512];
 
 	leap_cost_params_default(&cfg.cost);
+	leap_outcome_params_default(&cfg.outcome);
 	d->core = leap_core_new(&cfg);
 	if (!d->core) {
 		fprintf(stderr, "leap-agent: out of memory for %u streams\n",

@@ -19,6 +19,7 @@ enum {
 	OPT_WORKERS,
 	OPT_RECORD,
 	OPT_PREFETCH_CPU,
+	OPT_OUTCOME,
 };
 
 static const struct argp_option common_opts[] = {
@@ -54,6 +55,11 @@ static const struct argp_option common_opts[] = {
 	 "Where a window is issued: on the CPU its fault completed on, the "
 	 "program's, as Linux's own readahead runs in the faulting thread (fault, "
 	 "the default), or wherever the scheduler runs the agent (any)",
+	 0},
+	{"outcome", OPT_OUTCOME, "judge|off", 0,
+	 "Every target: now and then hold its windows for a short epoch and stand "
+	 "down where it runs as fast without them (judge), or not (off); the "
+	 "config's outcome key otherwise",
 	 0},
 	{"bpf-stats", OPT_BPF_STATS, NULL, 0,
 	 "Measure BPF run time per event (bpf_enable_stats)", 0},
@@ -154,6 +160,11 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 				   arg);
 		o->prefetch_cpu_any = !strcmp(arg, "any");
 		break;
+	case OPT_OUTCOME:
+		if (strcmp(arg, "judge") && strcmp(arg, "off"))
+			argp_error(state, "--outcome takes judge or off, not '%s'", arg);
+		o->outcome = !strcmp(arg, "judge");
+		break;
 	case OPT_RECORD:
 		if (!*arg)
 			argp_error(state, "--record needs a file name");
@@ -186,11 +197,16 @@ const struct argp agent_common_argp = {common_opts, parse_common, NULL, NULL,
 
 void agent_opts_override(const struct agent_opts *o, struct agent_config *cfg)
 {
-	if (o->cold_behind < 0)
-		return;
-	cfg->def.cold_behind = (uint32_t)o->cold_behind;
-	for (int i = 0; i < cfg->ncgroups; i++)
-		cfg->cgroups[i].policy.cold_behind = (uint32_t)o->cold_behind;
+	if (o->cold_behind >= 0) {
+		cfg->def.cold_behind = (uint32_t)o->cold_behind;
+		for (int i = 0; i < cfg->ncgroups; i++)
+			cfg->cgroups[i].policy.cold_behind = (uint32_t)o->cold_behind;
+	}
+	if (o->outcome >= 0) {
+		cfg->def.judge_outcome = o->outcome;
+		for (int i = 0; i < cfg->ncgroups; i++)
+			cfg->cgroups[i].policy.judge_outcome = o->outcome;
+	}
 }
 
 int agent_opts_load_config(const struct agent_opts *o, struct agent_config *cfg)

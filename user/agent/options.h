@@ -21,6 +21,7 @@ struct agent_opts {
 	bool kernel_ra_off;   /* --kernel-readahead off */
 	bool kernel_ra_defer; /* --kernel-readahead defer */
 	long cold_behind;     /* --cold-behind; -1: from the config */
+	int outcome;	      /* --outcome: 1 judge, 0 off; -1: from the config */
 	const char *backend_sock;
 	const char *backend_dev;
 	bool backend_cache_only; /* --backend-into cache */
@@ -49,7 +50,7 @@ struct agent_opts {
 /* Defaults: nothing given. */
 #define AGENT_OPTS_INIT                                                                  \
 	{                                                                                \
-		.policy = -1, .cold_behind = -1, .workers = -1                           \
+		.policy = -1, .cold_behind = -1, .outcome = -1, .workers = -1            \
 	}
 
 /*

@@ -20,10 +20,10 @@
 #include <stdint.h>
 
 struct placement {
-	bool follow;	 /* move to the fault's CPU (--prefetch-cpu fault) */
-	int on;		 /* the CPU this thread is bound to now; -1: none yet */
+	bool follow;	   /* move to the fault's CPU (--prefetch-cpu fault) */
+	int on;		   /* the CPU this thread is bound to now; -1: none yet */
 	cpu_set_t allowed; /* the thread's CPUs at start */
-	uint64_t moves;	 /* times it moved */
+	uint64_t moves;	   /* times it moved */
 };
 
 /* This thread's placement: follow or not, its CPUs now. */

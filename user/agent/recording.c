@@ -73,9 +73,23 @@ static void put_config(struct rec_buf *w, const struct leap_core_config *c)
 	put(w, c->cost.probe_max_ns, 8);
 	put(w, c->cost.idle_ratio, 4);
 	put(w, c->cost.idle_reads, 4);
+	/* version 2 */
+	put(w, c->outcome.first_on_ns, 8);
+	put(w, c->outcome.on_ns, 8);
+	put(w, c->outcome.on_max_ns, 8);
+	put(w, c->outcome.held_ns, 8);
+	put(w, c->outcome.settle_ns, 8);
+	put(w, c->outcome.ref_ns, 8);
+	put(w, c->outcome.min_pages, 4);
+	put(w, c->outcome.min_window_pages, 4);
+	put(w, c->outcome.judged, 4);
+	put(w, c->outcome.gain_pct, 4);
+	put(w, c->outcome.no_gain_pct, 4);
 }
 
-static void get_config(struct rec_buf *r, struct leap_core_config *c)
+/* Version 1 had no outcome judge: its defaults, never used (no policy of
+ * a version 1 recording judges the outcome). */
+static void get_config(struct rec_buf *r, struct leap_core_config *c, uint32_t version)
 {
 	memset(c, 0, sizeof(*c));
 	c->streams = (uint32_t)get(r, 4);
@@ -92,6 +106,20 @@ static void get_config(struct rec_buf *r, struct leap_core_config *c)
 	c->cost.probe_max_ns = get(r, 8);
 	c->cost.idle_ratio = (uint32_t)get(r, 4);
 	c->cost.idle_reads = (uint32_t)get(r, 4);
+	leap_outcome_params_default(&c->outcome);
+	if (version < 2)
+		return;
+	c->outcome.first_on_ns = get(r, 8);
+	c->outcome.on_ns = get(r, 8);
+	c->outcome.on_max_ns = get(r, 8);
+	c->outcome.held_ns = get(r, 8);
+	c->outcome.settle_ns = get(r, 8);
+	c->outcome.ref_ns = get(r, 8);
+	c->outcome.min_pages = (uint32_t)get(r, 4);
+	c->outcome.min_window_pages = (uint32_t)get(r, 4);
+	c->outcome.judged = (uint32_t)get(r, 4);
+	c->outcome.gain_pct = (uint32_t)get(r, 4);
+	c->outcome.no_gain_pct = (uint32_t)get(r, 4);
 }
 
 static void put_policy(struct rec_buf *w, const struct leap_core_policy *p)
@@ -105,9 +133,10 @@ static void put_policy(struct rec_buf *w, const struct leap_core_policy *p)
 	put(w, p->params.key, 1);
 	put(w, p->cold_behind, 4);
 	put(w, p->stand_down, 1);
+	put(w, p->judge_outcome, 1); /* version 2 */
 }
 
-static void get_policy(struct rec_buf *r, struct leap_core_policy *p)
+static void get_policy(struct rec_buf *r, struct leap_core_policy *p, uint32_t version)
 {
 	memset(p, 0, sizeof(*p));
 	p->mode = (enum leap_core_mode)get(r, 1);
@@ -119,6 +148,8 @@ static void get_policy(struct rec_buf *r, struct leap_core_policy *p)
 	p->params.key = (enum leap_stream_key)get(r, 1);
 	p->cold_behind = (uint32_t)get(r, 4);
 	p->stand_down = get(r, 1);
+	if (version >= 2)
+		p->judge_outcome = get(r, 1);
 }
 
 static void put_env(struct rec_buf *w, const struct leap_core_env *e)
@@ -200,6 +231,11 @@ static const struct {
 	C("stand_downs", stand_downs),
 	C("probes", probes),
 	C("exited", exited),
+	/* version 2 (a version 1 END record leaves them 0) */
+	C("gated_epoch", gated[LEAP_GATE_EPOCH]),
+	C("held_epochs", held_epochs),
+	C("outcome_comparisons", outcome_comparisons),
+	C("outcome_stand_downs", outcome_stand_downs),
 };
 #undef C
 #define NCOUNTERS (sizeof(counter_fields) / sizeof(counter_fields[0]))
@@ -450,7 +486,9 @@ struct replay {
 	size_t errlen;
 	bool failed;
 	uint64_t records;
-	uint64_t unanswered, unasked; /* replay_fact() */
+	uint64_t unanswered, unasked;	      /* replay_fact() */
+	uint32_t version;		      /* the recording's */
+	uint64_t compared[LEAP_CORE_TARGETS]; /* outcome comparisons printed */
 	uint32_t shmem_tgid[REPLAY_SHMEM_PIDS];
 	bool shmem_answer[REPLAY_SHMEM_PIDS];
 };
@@ -597,6 +635,24 @@ static void print_plan(FILE *f, const struct leap_event *ev,
 	fputc('\n', f);
 }
 
+/* A held epoch compared (outcome.h): a line each, so a replay shows what
+ * the verdict read. */
+static void print_epochs(struct replay *p, FILE *f, uint64_t t, uint32_t target,
+			 const struct leap_core *core)
+{
+	const struct leap_outcome *o = leap_core_target_outcome(core, target);
+
+	if (!o || !o->comparisons || o->comparisons == p->compared[target])
+		return;
+	p->compared[target] = o->comparisons;
+	fprintf(f,
+		"epoch t=%" PRIu64 " target=%u held=%" PRIu64 "/s around=%" PRIu64
+		"/s ratio=%u%% median=%u%% %s\n",
+		t, target, o->last_held_rate, o->last_ref_rate,
+		o->ratio_pct[o->n_ratios - 1], o->median_pct,
+		leap_outcome_verdict_name(o->verdict));
+}
+
 static void print_verdict(FILE *f, uint64_t t, uint32_t target,
 			  enum leap_verdict_change v, const struct leap_core *core)
 {
@@ -623,7 +679,7 @@ static int replay_one(struct replay *p, struct leap_core *core,
 	switch (p->type) {
 	case REC_TARGET_ADD:
 		id = (uint32_t)get(&p->rec, 4);
-		get_policy(&p->rec, &pol);
+		get_policy(&p->rec, &pol, p->version);
 		if (bad_length(p))
 			return -1;
 		if (leap_core_target_add(core, &pol) != id) {
@@ -635,7 +691,7 @@ static int replay_one(struct replay *p, struct leap_core *core,
 		return 0;
 	case REC_TARGET_SET:
 		id = (uint32_t)get(&p->rec, 4);
-		get_policy(&p->rec, &pol);
+		get_policy(&p->rec, &pol, p->version);
 		if (bad_length(p))
 			return -1;
 		leap_core_target_set(core, id, &pol);
@@ -662,6 +718,8 @@ static int replay_one(struct replay *p, struct leap_core *core,
 			return -1;
 		if (o->plans && (pl->decided || pl->cold_n || pl->quiet || pl->verdict))
 			print_plan(o->out, &ev, pl);
+		if (pl->target != LEAP_CORE_NO_TARGET)
+			print_epochs(p, o->out, (uint64_t)ev.ts_ns, pl->target, core);
 		if (pl->verdict) {
 			res->verdicts++;
 			print_verdict(o->out, (uint64_t)ev.ts_ns, pl->target, pl->verdict,
@@ -687,6 +745,8 @@ static int replay_one(struct replay *p, struct leap_core *core,
 		if (bad_length(p))
 			return -1;
 		n = leap_core_tick(core, v, changed, how);
+		for (id = 0; id < LEAP_CORE_TARGETS; id++)
+			print_epochs(p, o->out, v, id, core);
 		for (uint32_t i = 0; i < n; i++) {
 			res->verdicts++;
 			print_verdict(o->out, v, changed[i], how[i], core);
@@ -727,12 +787,14 @@ static struct leap_core *replay_begin(struct replay *p, const struct replay_opts
 		return NULL;
 	}
 	version = (uint32_t)get(&p->rec, 4);
-	if (version != RECORDING_VERSION) {
-		snprintf(p->err, p->errlen, "recording version %u, this agent reads %d",
-			 version, RECORDING_VERSION);
+	if (version < 1 || version > RECORDING_VERSION) {
+		snprintf(p->err, p->errlen,
+			 "recording version %u, this agent reads 1 to %d", version,
+			 RECORDING_VERSION);
 		return NULL;
 	}
-	get_config(&p->rec, &cfg);
+	p->version = version;
+	get_config(&p->rec, &cfg, version);
 	if (bad_length(p))
 		return NULL;
 	core = leap_core_new(&cfg);

@@ -24,8 +24,9 @@
 
 #include "leap/core.h"
 
-#define RECORDING_MAGIC	  "LEAPREC"
-#define RECORDING_VERSION 1
+#define RECORDING_MAGIC "LEAPREC"
+/* 2: the outcome judge's parameters and policy flag (1 still read) */
+#define RECORDING_VERSION 2
 
 /* ---- writing (the agent's event thread) ------------------------------------------ */
 

@@ -43,7 +43,10 @@
 #define STATE_T_LEAVES	    "leaves"	/* cgroup: [{cgroup_id, path}] */
 #define STATE_T_PREFETCH    "prefetch"	/* "prefetching" or "standing down" */
 #define STATE_T_WHY	    "why"	/* the last verdict (cost.h), or "" */
-#define STATE_L_PATH	    "path"
+/* outcome = judge: {verdict, held_epochs, comparisons, ratios_pct: [...],
+ * median_pct} (outcome.h; since the last probe) */
+#define STATE_T_OUTCOME "outcome"
+#define STATE_L_PATH	"path"
 /* The agent object beyond the counters. */
 #define STATE_A_CPU_USER     "cpu_user_s"
 #define STATE_A_CPU_SYSTEM   "cpu_system_s"

@@ -2,6 +2,7 @@
 /* `leap-agent status`: the kernel features leap uses, and the running agent. */
 #include <argp.h>
 #include <signal.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -64,6 +65,29 @@ static void print_kernel(void)
 	printf("swap readahead:    %s\n", line);
 }
 
+/* outcome = judge: the held epochs' rates against the prefetching ones'. */
+static void print_outcome(json_object *o)
+{
+	json_object *r = o ? state_get(o, "ratios_pct") : NULL;
+	size_t n = r ? json_object_array_length(r) : 0;
+
+	if (!o)
+		return;
+	printf("  outcome:         %s; %" PRIu64 " held epochs, %" PRIu64 " compared",
+	       state_str(o, "verdict", "?"),
+	       (uint64_t)json_object_get_uint64(state_get(o, "held_epochs")),
+	       (uint64_t)json_object_get_uint64(state_get(o, "comparisons")));
+	if (n) {
+		printf(": held ran at");
+		for (size_t i = n > 5 ? n - 5 : 0; i < n; i++)
+			printf(" %d%%",
+			       json_object_get_int(json_object_array_get_idx(r, i)));
+		printf(" of the prefetching rate (median %d%%)",
+		       json_object_get_int(state_get(o, "median_pct")));
+	}
+	printf("\n");
+}
+
 static void print_target(json_object *t)
 {
 	json_object *m = state_get(t, STATE_T_MATCH);
@@ -79,6 +103,7 @@ static void print_target(json_object *t)
 	printf(" %s\n", state_str(t, STATE_T_PREFETCH, ""));
 	if (*state_str(t, STATE_T_WHY, ""))
 		printf("  verdict:         %s\n", state_str(t, STATE_T_WHY, ""));
+	print_outcome(state_get(t, STATE_T_OUTCOME));
 	/* the cgroups under it whose tasks faulted since attach */
 	for (size_t j = 0; ls && j < json_object_array_length(ls); j++)
 		printf("  matched cgroup:  %s\n",

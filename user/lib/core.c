@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The agent's decision core (include/leap/core.h). */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -10,6 +11,10 @@ struct core_target {
 	bool in_use;
 	struct leap_core_policy pol;
 	struct leap_cost cost;
+	struct leap_outcome out;
+	/* stand-downs for no gain since the outcome last said gain: the
+	 * next probe waits twice as long each time */
+	uint32_t no_gain_streak;
 };
 
 /* A thread whose stream the kernel's readahead serves: quiet until `until`. */
@@ -33,7 +38,8 @@ struct leap_core *leap_core_new(const struct leap_core_config *cfg)
 	struct leap_core *c;
 	uint32_t hsize_max = cfg->hsize_max ? cfg->hsize_max : LEAP_HSIZE_MAX;
 
-	if (cfg->streams == 0 || hsize_max > LEAP_HSIZE_MAX)
+	if (cfg->streams == 0 || hsize_max > LEAP_HSIZE_MAX ||
+	    !leap_outcome_params_valid(&cfg->outcome))
 		return NULL;
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -76,6 +82,13 @@ static bool cost_aware(const struct core_target *t)
 	return t->pol.mode == LEAP_CORE_LEAP && t->pol.stand_down;
 }
 
+/* Whether held epochs judge the target's windows now: it prefetches. */
+static bool outcome_judged(const struct core_target *t)
+{
+	return cost_aware(t) && t->pol.judge_outcome &&
+	       t->cost.state == LEAP_COST_PREFETCH;
+}
+
 uint32_t leap_core_target_add(struct leap_core *c, const struct leap_core_policy *p)
 {
 	for (uint32_t id = 0; id < LEAP_CORE_TARGETS; id++) {
@@ -87,6 +100,7 @@ uint32_t leap_core_target_add(struct leap_core *c, const struct leap_core_policy
 		t->in_use = true;
 		t->pol = *p;
 		leap_cost_init(&t->cost, &c->cfg.cost);
+		leap_outcome_init(&t->out, &c->cfg.outcome, LEAP_OUTCOME_FIRST);
 		return id;
 	}
 	return LEAP_CORE_NO_TARGET;
@@ -100,6 +114,7 @@ bool leap_core_target_set(struct leap_core *c, uint32_t id,
 	if (!t)
 		return false;
 	t->pol = *p;
+	leap_outcome_init(&t->out, &c->cfg.outcome, LEAP_OUTCOME_FIRST);
 	/* Now prefetching whatever it costs: no longer standing down. */
 	if (!cost_aware(t) && t->cost.state == LEAP_COST_STANDBY) {
 		leap_cost_init(&t->cost, &c->cfg.cost);
@@ -129,6 +144,14 @@ const struct leap_cost *leap_core_target_cost(const struct leap_core *c, uint32_
 	const struct core_target *t = target_at(c, id);
 
 	return t ? &t->cost : NULL;
+}
+
+const struct leap_outcome *leap_core_target_outcome(const struct leap_core *c,
+						    uint32_t id)
+{
+	const struct core_target *t = target_at(c, id);
+
+	return t ? &t->out : NULL;
 }
 
 bool leap_core_target_standby(const struct leap_core *c, uint32_t id)
@@ -216,16 +239,61 @@ static enum leap_class classify(const struct leap_core *c, const struct leap_eve
 	return ev->flags & LEAP_EV_SWAP ? LEAP_CLASS_SWAP : LEAP_CLASS_IGNORED;
 }
 
-/* The cost model's verdict changed: counted, and the change said. */
+/* The cost model's verdict changed: counted, and the change said.  A
+ * probe judges the outcome afresh. */
 static enum leap_verdict_change verdict_changed(struct leap_core *c,
-						const struct core_target *t)
+						struct core_target *t)
 {
 	if (t->cost.state == LEAP_COST_STANDBY) {
 		c->cnt.stand_downs++;
 		return LEAP_VERDICT_STAND_DOWN;
 	}
 	c->cnt.probes++;
+	leap_outcome_init(&t->out, &c->cfg.outcome,
+			  t->no_gain_streak ? LEAP_OUTCOME_RECHECK : LEAP_OUTCOME_PROBE);
 	return LEAP_VERDICT_PROBE;
+}
+
+/*
+ * Time passes for a judged target (an event's, or a tick's): its epochs
+ * advance; a no-gain verdict stands it down, the next probe waiting as
+ * long as the cost model's would, doubling with each no-gain verdict in a
+ * row (a probe costs a judgement's worth of epochs, ~6 s, with windows
+ * that did not pay).
+ */
+static enum leap_verdict_change outcome_advance(struct leap_core *c,
+						struct core_target *t, uint64_t now_ns)
+{
+	const struct leap_outcome *o = &t->out;
+	uint64_t interval = c->cfg.cost.probe_first_ns, held, compared;
+	char why[sizeof(t->cost.why)];
+	bool no_gain;
+
+	if (!outcome_judged(t))
+		return LEAP_VERDICT_SAME;
+	held = o->held_epochs;
+	compared = o->comparisons;
+	no_gain = leap_outcome_advance(&t->out, &c->cfg.outcome, now_ns);
+	c->cnt.held_epochs += o->held_epochs - held;
+	c->cnt.outcome_comparisons += o->comparisons - compared;
+	if (!no_gain) {
+		if (o->verdict == LEAP_OUTCOME_GAIN)
+			t->no_gain_streak = 0;
+		return LEAP_VERDICT_SAME;
+	}
+	for (uint32_t i = 0; i < t->no_gain_streak && interval < c->cfg.cost.probe_max_ns;
+	     i++)
+		interval *= 2;
+	if (interval > c->cfg.cost.probe_max_ns)
+		interval = c->cfg.cost.probe_max_ns;
+	t->no_gain_streak++;
+	snprintf(why, sizeof(why),
+		 "no gain: with its windows held it consumed swapped pages at %u%% of "
+		 "the rate with them (median of %u held epochs)",
+		 o->median_pct, o->need);
+	leap_cost_stand_down(&t->cost, now_ns, interval, why);
+	c->cnt.outcome_stand_downs++;
+	return verdict_changed(c, t);
 }
 
 /*
@@ -244,7 +312,9 @@ static enum leap_verdict_change cost_sample(struct leap_core *c, struct core_tar
 {
 	bool device;
 
-	if (!cost_aware(t) || !ev->latency_ns)
+	/* A held epoch's page-ins are Linux's alone: not the windows' sample. */
+	if (!cost_aware(t) || !ev->latency_ns ||
+	    (outcome_judged(t) && leap_outcome_holding(&t->out)))
 		return LEAP_VERDICT_SAME;
 	device = (ev->flags & LEAP_EV_SWAPIN_IO) ||
 		 (c->env.swap.sync_pct >= LEAP_COST_SYNC_PCT &&
@@ -371,6 +441,8 @@ static enum leap_gate gate_of(const struct leap_core *c, const struct core_targe
 		return LEAP_GATE_CHANNEL;
 	if (step->hold)
 		return LEAP_GATE_HELD;
+	if (outcome_judged(t) && leap_outcome_holding(&t->out))
+		return LEAP_GATE_EPOCH;
 	return LEAP_GATE_NONE;
 }
 
@@ -405,7 +477,12 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 	c->cnt.late += plan->cls == LEAP_CLASS_LATE;
 	c->cnt.swap_faults++;
 	c->cnt.zero_misses += !hit && (ev->flags & LEAP_EV_SWAPIN_ZERO);
-	plan->verdict = cost_sample(c, t, ev, hit);
+	/* Every swap access is a page the target consumed: its progress. */
+	plan->verdict = outcome_advance(c, t, ev->ts_ns);
+	if (outcome_judged(t))
+		leap_outcome_page(&t->out);
+	if (plan->verdict == LEAP_VERDICT_SAME)
+		plan->verdict = cost_sample(c, t, ev, hit);
 
 	key = leap_key_make(t->pol.params.key, ev->cgroup_id, ev->tgid, ev->tid);
 	s = leap_table_get(&c->streams, &key, t->pol.params.hsize, ev->ts_ns);
@@ -444,6 +521,8 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 	c->cnt.beyond_kernel_ra += plan->step.ra_gap != 0;
 	c->cnt.windows++;
 	c->cnt.pages += plan->n;
+	if (outcome_judged(t))
+		leap_outcome_window(&t->out, plan->n);
 	return plan;
 }
 
@@ -476,11 +555,17 @@ uint32_t leap_core_tick(struct leap_core *c, uint64_t now_ns, uint32_t *changed,
 
 	for (uint32_t id = 0; id < LEAP_CORE_TARGETS; id++) {
 		struct core_target *t = &c->targets[id];
+		enum leap_verdict_change v;
 
-		if (!t->in_use ||
-		    !leap_cost_update(&t->cost, &c->cfg.cost, now_ns, &c->env.swap))
+		if (!t->in_use)
 			continue;
-		how[n] = verdict_changed(c, t);
+		v = outcome_advance(c, t, now_ns);
+		if (v == LEAP_VERDICT_SAME &&
+		    leap_cost_update(&t->cost, &c->cfg.cost, now_ns, &c->env.swap))
+			v = verdict_changed(c, t);
+		if (v == LEAP_VERDICT_SAME)
+			continue;
+		how[n] = v;
 		changed[n++] = id;
 	}
 	if (c->cfg.idle_ns)
@@ -500,8 +585,8 @@ const char *leap_class_name(enum leap_class k)
 
 const char *leap_gate_name(enum leap_gate g)
 {
-	static const char *const names[LEAP_GATE_COUNT] = {"none", "mode", "standby",
-							   "channel", "held"};
+	static const char *const names[LEAP_GATE_COUNT] = {"none",    "mode", "standby",
+							   "channel", "held", "epoch"};
 
 	return g < LEAP_GATE_COUNT ? names[g] : "?";
 }

@@ -64,6 +64,18 @@ static void stand_down(struct leap_cost *c, const struct leap_cost_params *p,
 	c->stand_downs++;
 }
 
+void leap_cost_stand_down(struct leap_cost *c, uint64_t now_ns, uint64_t interval_ns,
+			  const char *why)
+{
+	snprintf(c->why, sizeof(c->why), "%s", why);
+	memset(&c->s, 0, sizeof(c->s));
+	c->idle_reads = c->idle_pages = 0;
+	c->state = LEAP_COST_STANDBY;
+	c->interval_ns = interval_ns; /* for reports; a prefetch verdict resets it */
+	c->probe_at_ns = now_ns + interval_ns;
+	c->stand_downs++;
+}
+
 /* The sample's verdict: stand down, or go on prefetching. */
 static void verdict(struct leap_cost *c, const struct leap_cost_params *p,
 		    uint64_t now_ns, const struct leap_cost_swap *swap)

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# leap-timeout: 100
+# SPDX-License-Identifier: MIT
+# Judged by the outcome (include/leap/outcome.h, the default outcome =
+# judge) on a real program with real swap: SQLite (tools/real/sqlite4k.py,
+# rows of a page each, 128 MiB in 96 MiB) looks up random keys for 18 s,
+# then scans its table backwards for 20 s.
+#  - In the lookups, where leap's windows are used (86% here) and still do
+#    not make the program faster, the target stands down by outcome: the
+#    verdict says "no gain", on stderr and in the recording.  Held epochs
+#    there ran at 87-126% of the prefetching rate (the first 20
+#    comparisons of 4 runs, 2026-11-28), the first verdicts' medians at
+#    101-111% (no gain from 97%).
+#  - In the scan it prefetches again after a probe, and its last
+#    judgement says "gain" (held epochs at 9-20% there): windows go out
+#    after the last probe.
+#  - Every row read back is the one written; the replay of the run's
+#    recording makes the same decisions.
+# The live kernel is the subject: the phases are long enough for the
+# first verdict (4 s, then five comparisons of ~1.06 s each) with 8 s to
+# spare, and for a probe (5 or 10 s after a stand-down) and three
+# comparisons in the scan with ~8 s to spare.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+# shellcheck source=tests/lib/fixture.sh
+. "$root/tests/lib/fixture.sh"
+# shellcheck source=tests/lib/agent.sh
+. "$root/tests/lib/agent.sh"
+
+prefetch_fixture 1024
+"$PY" -c 'import sqlite3' 2>/dev/null || bail_out "python3's sqlite3 module missing (make deps)"
+
+run_unless_oom "$tmp/run.out" "$tmp/run.err" "$AGENT" run --memory-limit 96M \
+	--record "$tmp/run.rec" --json "$tmp/run.json" -- \
+	"$PY" "$root/tools/real/sqlite4k.py" 128 point,reverse 1 18
+is "$?" 0 "SQLite ran to completion under leap-agent" || diag "$(cat "$tmp/run.err")"
+like "$(cat "$tmp/run.out")" '"bad": 0' "every row read back is the one written"
+diag "$(tail -1 "$tmp/run.out")"
+diag "$(jq -c '{prefetched, hits, stand_downs, probes, held_epochs, outcome_comparisons,
+	outcome_stand_downs, outcome: .targets[0].outcome}' "$tmp/run.json")"
+
+"$AGENT" replay --plans "$tmp/run.rec" >"$tmp/replay.txt" 2>&1
+grep -E '^(epoch|verdict)' "$tmp/replay.txt" | while read -r line; do diag "$line"; done
+
+first=$(grep -m1 '^verdict' "$tmp/replay.txt")
+like "$first" 'stand-down: no gain: with its windows held' \
+	"the lookups: the first verdict is a stand-down by outcome (no gain)"
+like "$(cat "$tmp/run.err")" 'standing down \(no gain' "... said on stderr"
+cmp_ok "$(jq .outcome_stand_downs "$tmp/run.json")" '>=' 1 "... counted (outcome_stand_downs)"
+
+is "$(jq -r '.targets[0].prefetch' "$tmp/run.json")" prefetching \
+	"the scan: the target prefetches at the end"
+is "$(jq -r '.targets[0].outcome.verdict' "$tmp/run.json")" gain \
+	"... and its last judgement says gain"
+after=$(awk '/^verdict .* probe:/ { probed = 1; n = 0; next }
+	probed && / window=/ { sub(/.* n=/, ""); n += $1 } END { print n + 0 }' "$tmp/replay.txt")
+cmp_ok "$after" '>' 1000 "... windows went out after the last probe ($after pages in the windows planned)"
+
+"$AGENT" replay --check "$tmp/run.rec" >/dev/null 2>&1
+is "$?" 0 "the replay of the recording makes the same decisions"
+
+done_testing

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+/*
+ * leap_outcome: held epochs against the prefetching ones around them, on
+ * epoch series made here (a program consuming its pages at one rate with
+ * windows and another without, with or without noise, gaps, no windows)
+ * and deterministic (a fixed-seed generator).
+ */
+#include <string.h>
+
+#include "engine_test.h"
+#include "leap/outcome.h"
+
+#define MS (1000ULL * 1000)
+#define S  (1000ULL * MS)
+
+struct series {
+	struct leap_outcome o;
+	struct leap_outcome_params p;
+	uint64_t now;
+	uint64_t on_time, held_time; /* ns spent in each */
+	uint64_t no_gain_at;	     /* ns; 0: never */
+	uint32_t seed;
+	uint32_t noise_pct; /* each segment's rate off by up to this, +-  */
+	bool windows;	    /* windows issued while on */
+	enum leap_outcome_seg seg;
+	uint32_t factor_pct; /* this segment's noise */
+};
+
+static uint32_t next_rand(uint32_t *s)
+{
+	*s = *s * 1103515245u + 12345u;
+	return (*s >> 8) & 0xffffff;
+}
+
+static void series_init(struct series *s, uint32_t noise_pct)
+{
+	memset(s, 0, sizeof(*s));
+	leap_outcome_params_default(&s->p);
+	s->p.first_on_ns = s->p.on_ns; /* test_first_epoch has its own */
+	leap_outcome_init(&s->o, &s->p, LEAP_OUTCOME_FIRST);
+	s->now = 1 * S;
+	s->seed = 42;
+	s->noise_pct = noise_pct;
+	s->windows = true;
+	s->factor_pct = 100;
+}
+
+/*
+ * The program consumes a page every 1/rate s (on_rate with windows,
+ * held_rate while they are held) for secs; stops at a no-gain verdict.
+ */
+static void run(struct series *s, uint64_t on_rate, uint64_t held_rate, double secs)
+{
+	uint64_t until = s->now + (uint64_t)(secs * S);
+
+	while (s->now < until) {
+		bool held = leap_outcome_holding(&s->o);
+		uint64_t rate = held ? held_rate : on_rate, dt;
+
+		if (s->o.seg != s->seg) { /* a new segment: new noise */
+			s->seg = s->o.seg;
+			s->factor_pct = 100;
+			if (s->noise_pct)
+				s->factor_pct += next_rand(&s->seed) % (2 * s->noise_pct + 1) -
+						 s->noise_pct;
+		}
+		dt = S * 100 / (rate * s->factor_pct);
+		s->now += dt;
+		*(held ? &s->held_time : &s->on_time) += dt;
+		if (leap_outcome_advance(&s->o, &s->p, s->now)) {
+			s->no_gain_at = s->now;
+			return;
+		}
+		leap_outcome_page(&s->o);
+		if (s->windows && !leap_outcome_holding(&s->o))
+			leap_outcome_window(&s->o, 1);
+	}
+}
+
+/* Windows make it 3x as fast: a gain after three comparisons, the on
+ * epochs double, the held time stays small, never "no gain". */
+static void test_gain(void **state)
+{
+	struct series s;
+	(void)state;
+
+	series_init(&s, 0);
+	run(&s, 30000, 10000, 3.7);
+	assert_int_equal(s.o.comparisons, 3);
+	assert_int_equal(s.o.verdict, LEAP_OUTCOME_GAIN);
+	assert_int_equal(s.o.ratio_pct[0], 33);
+	assert_int_equal(s.o.on_ns, 2 * s.p.on_ns);
+	run(&s, 30000, 10000, 60);
+	assert_int_equal(s.no_gain_at, 0);
+	assert_int_equal(s.o.on_ns, s.p.on_max_ns);
+	assert_int_equal(s.o.verdict, LEAP_OUTCOME_GAIN);
+	/* 60 ms in each held epoch (settle included): under 1% of a minute. */
+	assert_true(s.held_time * 100 < (s.held_time + s.on_time));
+}
+
+/* Windows that do not change the rate: no gain, after `judged`. */
+static void test_no_gain(void **state)
+{
+	struct series s;
+	(void)state;
+
+	series_init(&s, 0);
+	run(&s, 20000, 20000, 30);
+	assert_int_not_equal(s.no_gain_at, 0);
+	assert_int_equal(s.o.comparisons, s.p.judged);
+	assert_int_equal(s.o.median_pct, 100);
+	assert_int_equal(s.o.verdict, LEAP_OUTCOME_NO_GAIN);
+	/* judged cycles of an on epoch and a held one */
+	assert_true(s.no_gain_at - 1 * S < s.p.judged * (s.p.on_ns + 80 * MS) + s.p.on_ns);
+}
+
+/* Windows that slow the program (held runs faster): no gain. */
+static void test_loss(void **state)
+{
+	struct series s;
+	(void)state;
+
+	series_init(&s, 0);
+	run(&s, 15000, 20000, 30);
+	assert_int_not_equal(s.no_gain_at, 0);
+	assert_int_equal(s.o.median_pct, 133);
+}
+
+/* 1.3x (ratio 76%) is a gain; 1.05x (95%) lies between gain_pct and
+ * no_gain_pct: nothing decided, the program keeps its windows and the
+ * epochs stay short. */
+static void test_small_gain_kept(void **state)
+{
+	struct series s;
+	(void)state;
+
+	series_init(&s, 0);
+	run(&s, 13000, 10000, 60);
+	assert_int_equal(s.no_gain_at, 0);
+	assert_int_equal(s.o.median_pct, 76);
+	assert_int_equal(s.o.verdict, LEAP_OUTCOME_GAIN);
+	series_init(&s, 0);
+	run(&s, 10500, 10000, 60); /* 1.05x: ratio 95% */
+	assert_int_equal(s.no_gain_at, 0);
+	assert_int_equal(s.o.verdict, LEAP_OUTCOME_UNKNOWN);
+	assert_int_equal(s.o.on_ns, s.p.on_ns);
+}
+
+/*
+ * Noise: each segment's rate off by up to +-15% (more than this machine's
+ * spread of a scan's rate from one 100 ms to the next).  A 1.3x gain is
+ * never judged "no gain" in ten minutes of epochs; no gain is found within
+ * a minute; each of 20 seeds.
+ */
+static void test_noise(void **state)
+{
+	(void)state;
+
+	for (uint32_t seed = 1; seed <= 20; seed++) {
+		struct series s;
+
+		series_init(&s, 15);
+		s.seed = seed;
+		run(&s, 13000, 10000, 600);
+		assert_int_equal(s.no_gain_at, 0);
+
+		series_init(&s, 15);
+		s.seed = seed;
+		run(&s, 20000, 20000, 60);
+		assert_int_not_equal(s.no_gain_at, 0);
+	}
+}
+
+/* No windows in an on epoch: nothing to hold, nothing compared. */
+static void test_no_windows_no_hold(void **state)
+{
+	struct series s;
+	(void)state;
+
+	series_init(&s, 0);
+	s.windows = false;
+	run(&s, 20000, 20000, 10);
+	assert_int_equal(s.o.held_epochs, 0);
+	assert_int_equal(s.o.comparisons, 0);
+	assert_int_equal(s.held_time, 0);
+}
+
+/* Too few pages (the program barely swaps): at 300 a second the tail
+ * before a held epoch has too few to measure, so nothing is held; at 1,000
+ * a second the held epoch (50 pages) has too few: dropped. */
+static void test_too_few_pages(void **state)
+{
+	struct series s;
+	(void)state;
+
+	series_init(&s, 0);
+	run(&s, 300, 300, 20);
+	assert_int_equal(s.o.held_epochs, 0);
+	assert_int_equal(s.o.comparisons, 0);
+	series_init(&s, 0);
+	run(&s, 1000, 1000, 20);
+	assert_true(s.o.held_epochs > 10);
+	assert_int_equal(s.o.comparisons, 0);
+	assert_int_equal(s.o.dropped, s.o.held_epochs);
+	assert_int_equal(s.no_gain_at, 0);
+}
+
+/* A gap in the events (the program computes, or stops swapping) drops the
+ * comparison at hand and starts a fresh on epoch; the windows stay on. */
+static void test_gap_drops(void **state)
+{
+	struct series s;
+	(void)state;
+
+	series_init(&s, 0);
+	/* into the first held epoch */
+	run(&s, 20000, 20000, 1.0 + 0.02);
+	assert_true(leap_outcome_holding(&s.o));
+	s.now += 2 * S; /* nothing for two seconds */
+	assert_false(leap_outcome_advance(&s.o, &s.p, s.now));
+	assert_false(leap_outcome_holding(&s.o));
+	assert_int_equal(s.o.seg, LEAP_OUTCOME_SETTLE);
+	assert_int_equal(s.o.dropped, 1);
+	assert_int_equal(s.o.comparisons, 0);
+}
+
+/* Pages consumed while settling are not measured: a burst of hits right
+ * after the switch (windows in flight) does not make the held epoch look
+ * fast. */
+static void test_settle_not_measured(void **state)
+{
+	struct series s;
+	(void)state;
+
+	series_init(&s, 0);
+	run(&s, 20000, 10000, 1.0 + 0.001); /* just into the held settle */
+	assert_int_equal(s.o.seg, LEAP_OUTCOME_HELD_SETTLE);
+	for (int i = 0; i < 5000; i++) /* the windows in flight: all hits */
+		leap_outcome_page(&s.o);
+	run(&s, 20000, 10000, 0.3);
+	assert_int_equal(s.o.comparisons, 1);
+	assert_int_equal(s.o.ratio_pct[0], 50);
+}
+
+/* A target's first on epoch is first_on_ns long: a program that swaps
+ * for less is never held; after a probe (first = false), on_ns at once. */
+static void test_first_epoch(void **state)
+{
+	struct series s;
+	(void)state;
+
+	series_init(&s, 0);
+	s.p.first_on_ns = 4 * S;
+	leap_outcome_init(&s.o, &s.p, LEAP_OUTCOME_FIRST);
+	run(&s, 20000, 10000, 3.9);
+	assert_int_equal(s.o.held_epochs, 0);
+	assert_int_equal(s.held_time, 0);
+	run(&s, 20000, 10000, 0.2);
+	assert_int_equal(s.o.held_epochs, 1);
+	/* then on_ns */
+	run(&s, 20000, 10000, 1.1);
+	assert_int_equal(s.o.held_epochs, 2);
+
+	series_init(&s, 0);
+	s.p.first_on_ns = 4 * S;
+	leap_outcome_init(&s.o, &s.p, LEAP_OUTCOME_PROBE);
+	run(&s, 20000, 10000, 1.1);
+	assert_int_equal(s.o.held_epochs, 1);
+}
+
+/* After a probe that follows a no-gain verdict, three ratios decide. */
+static void test_recheck(void **state)
+{
+	struct series s;
+	(void)state;
+
+	series_init(&s, 0);
+	leap_outcome_init(&s.o, &s.p, LEAP_OUTCOME_RECHECK);
+	run(&s, 20000, 20000, 30);
+	assert_int_not_equal(s.no_gain_at, 0);
+	assert_int_equal(s.o.comparisons, LEAP_OUTCOME_GAIN_RUN);
+}
+
+static void test_outcome_params(void **state)
+{
+	struct leap_outcome_params p;
+	(void)state;
+
+	leap_outcome_params_default(&p);
+	assert_true(leap_outcome_params_valid(&p));
+	p.judged = 4;
+	assert_false(leap_outcome_params_valid(&p));
+	leap_outcome_params_default(&p);
+	p.ref_ns = p.on_ns;
+	assert_false(leap_outcome_params_valid(&p));
+	leap_outcome_params_default(&p);
+	p.gain_pct = p.no_gain_pct;
+	assert_false(leap_outcome_params_valid(&p));
+	leap_outcome_params_default(&p);
+	p.first_on_ns = p.on_ns - 1;
+	assert_false(leap_outcome_params_valid(&p));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_gain),
+		cmocka_unit_test(test_no_gain),
+		cmocka_unit_test(test_loss),
+		cmocka_unit_test(test_small_gain_kept),
+		cmocka_unit_test(test_noise),
+		cmocka_unit_test(test_no_windows_no_hold),
+		cmocka_unit_test(test_too_few_pages),
+		cmocka_unit_test(test_gap_drops),
+		cmocka_unit_test(test_settle_not_measured),
+		cmocka_unit_test(test_first_epoch),
+		cmocka_unit_test(test_recheck),
+		cmocka_unit_test(test_outcome_params),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
