@@ -61,8 +61,9 @@ static void run(struct series *s, uint64_t on_rate, uint64_t held_rate, double s
 			s->seg = s->o.seg;
 			s->factor_pct = 100;
 			if (s->noise_pct)
-				s->factor_pct += next_rand(&s->seed) % (2 * s->noise_pct + 1) -
-						 s->noise_pct;
+				s->factor_pct +=
+					next_rand(&s->seed) % (2 * s->noise_pct + 1) -
+					s->noise_pct;
 		}
 		dt = S * 100 / (rate * s->factor_pct);
 		s->now += dt;
@@ -111,7 +112,8 @@ static void test_no_gain(void **state)
 	assert_int_equal(s.o.median_pct, 100);
 	assert_int_equal(s.o.verdict, LEAP_OUTCOME_NO_GAIN);
 	/* judged cycles of an on epoch and a held one */
-	assert_true(s.no_gain_at - 1 * S < s.p.judged * (s.p.on_ns + 80 * MS) + s.p.on_ns);
+	assert_true(s.no_gain_at - 1 * S <
+		    s.p.judged * (s.p.on_ns + 80 * MS) + s.p.on_ns);
 }
 
 /* Windows that slow the program (held runs faster): no gain. */
@@ -281,6 +283,102 @@ static void test_recheck(void **state)
 	assert_int_equal(s.o.comparisons, LEAP_OUTCOME_GAIN_RUN);
 }
 
+/*
+ * Epoch series recorded on this machine (2026-11-28): each pair the held
+ * epoch's rate and the mean around it (pages/s), as `leap-agent replay`
+ * printed them for tests/sys/outcome.t's runs (SQLite random look-ups,
+ * then its reverse scans) and as the JSON gave the ratios of a 2 GiB
+ * CPython strided scan (tools/real/pyscan.py 2048 stride:16 at 1,040 MiB;
+ * around taken as 40,000/s).  Played back one comparison at a time, they
+ * make the verdicts they made live.
+ */
+struct rates {
+	uint64_t held, around;
+};
+
+/* One comparison of the pair: on epochs at around, the held one at held. */
+static void play(struct series *s, const struct rates *r)
+{
+	uint64_t compared = s->o.comparisons;
+
+	while (s->o.comparisons == compared && !s->no_gain_at)
+		run(s, r->around, r->held, 0.01);
+}
+
+static enum leap_outcome_verdict play_series(const struct rates *r, unsigned n,
+					     unsigned *at)
+{
+	struct series s;
+
+	series_init(&s, 0);
+	for (*at = 0; *at < n && !s.no_gain_at; (*at)++)
+		play(&s, &r[*at]);
+	return s.no_gain_at ? LEAP_OUTCOME_NO_GAIN : s.o.verdict;
+}
+
+static void test_recorded_series(void **state)
+{
+	static const struct rates lookups[][5] = {
+		{{8273, 9504},
+		 {9239, 9115},
+		 {10129, 10903},
+		 {11427, 9613},
+		 {11455, 10484}},
+		{{11491, 9953},
+		 {12186, 11263},
+		 {8631, 8597},
+		 {10995, 10579},
+		 {10128, 9396}},
+		{{10987, 11139},
+		 {8964, 9360},
+		 {10244, 9201},
+		 {10710, 9945},
+		 {10769, 9497}},
+		{{11002, 9896},
+		 {11211, 8875},
+		 {8363, 8265},
+		 {10115, 8498},
+		 {10870, 10274}},
+	};
+	static const struct rates reverse_scan[] = {{5997, 48054},
+						    {10657, 54239},
+						    {11413, 55772},
+						    {5312, 52264},
+						    {5879, 63567}};
+	static const struct rates strided[][6] = {
+		{{15600, 40000},
+		 {21600, 40000},
+		 {17600, 40000},
+		 {14400, 40000},
+		 {19200, 40000},
+		 {15600, 40000}},
+		{{40000, 40000},
+		 {13200, 40000},
+		 {15200, 40000},
+		 {17600, 40000},
+		 {26400, 40000},
+		 {16800, 40000}},
+		{{11200, 40000},
+		 {26000, 40000},
+		 {10000, 40000},
+		 {15600, 40000},
+		 {15600, 40000},
+		 {10400, 40000}},
+	};
+	unsigned at;
+	(void)state;
+
+	/* The look-ups: no gain, at the fifth comparison, every run. */
+	for (unsigned i = 0; i < 4; i++) {
+		assert_int_equal(play_series(lookups[i], 5, &at), LEAP_OUTCOME_NO_GAIN);
+		assert_int_equal(at, 5);
+	}
+	/* The scans: gain after three; an outlier (100%) changes nothing. */
+	assert_int_equal(play_series(reverse_scan, 5, &at), LEAP_OUTCOME_GAIN);
+	for (unsigned i = 0; i < 3; i++)
+		assert_int_equal(play_series(strided[i], 6, &at), LEAP_OUTCOME_GAIN);
+}
+
 static void test_outcome_params(void **state)
 {
 	struct leap_outcome_params p;
@@ -315,6 +413,7 @@ int main(void)
 		cmocka_unit_test(test_settle_not_measured),
 		cmocka_unit_test(test_first_epoch),
 		cmocka_unit_test(test_recheck),
+		cmocka_unit_test(test_recorded_series),
 		cmocka_unit_test(test_outcome_params),
 	};
 

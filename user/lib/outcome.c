@@ -24,10 +24,11 @@ void leap_outcome_params_default(struct leap_outcome_params *p)
 
 bool leap_outcome_params_valid(const struct leap_outcome_params *p)
 {
-	return p->on_ns && p->first_on_ns >= p->on_ns && p->on_max_ns >= p->on_ns && p->held_ns && p->settle_ns &&
-	       p->ref_ns && 2 * p->ref_ns + p->settle_ns <= p->on_ns && p->judged % 2 &&
-	       p->judged <= LEAP_OUTCOME_JUDGED_MAX && p->judged >= LEAP_OUTCOME_GAIN_RUN &&
-	       p->gain_pct < p->no_gain_pct;
+	return p->on_ns && p->first_on_ns >= p->on_ns && p->on_max_ns >= p->on_ns &&
+	       p->held_ns && p->settle_ns && p->ref_ns &&
+	       2 * p->ref_ns + p->settle_ns <= p->on_ns && p->judged % 2 &&
+	       p->judged <= LEAP_OUTCOME_JUDGED_MAX &&
+	       p->judged >= LEAP_OUTCOME_GAIN_RUN && p->gain_pct < p->no_gain_pct;
 }
 
 void leap_outcome_init(struct leap_outcome *o, const struct leap_outcome_params *p,
@@ -63,9 +64,8 @@ static int cmp_u32(const void *a, const void *b)
 }
 
 /* A new ratio: the verdict it makes. */
-static enum leap_outcome_verdict judge(struct leap_outcome *o,
-				       const struct leap_outcome_params *p,
-				       uint32_t ratio)
+static enum leap_outcome_verdict
+judge(struct leap_outcome *o, const struct leap_outcome_params *p, uint32_t ratio)
 {
 	uint32_t last[LEAP_OUTCOME_JUDGED_MAX], n, gains = 0;
 
@@ -79,8 +79,8 @@ static enum leap_outcome_verdict judge(struct leap_outcome *o,
 
 	n = o->n_ratios < o->need ? o->n_ratios : o->need;
 	memcpy(last, o->ratio_pct + o->n_ratios - n, n * sizeof(*last));
-	for (uint32_t i = n > LEAP_OUTCOME_GAIN_RUN ? n - LEAP_OUTCOME_GAIN_RUN : 0; i < n;
-	     i++)
+	for (uint32_t i = n > LEAP_OUTCOME_GAIN_RUN ? n - LEAP_OUTCOME_GAIN_RUN : 0;
+	     i < n; i++)
 		gains += last[i] <= p->gain_pct;
 	qsort(last, n, sizeof(*last), cmp_u32);
 	o->median_pct = last[n / 2];
@@ -129,7 +129,8 @@ static bool close_seg(struct leap_outcome *o, const struct leap_outcome_params *
 		}
 		o->tail_rate = o->held_rate = 0;
 		enter(o, LEAP_OUTCOME_BODY, at,
-		      (o->first ? p->first_on_ns : o->on_ns) - p->settle_ns - 2 * p->ref_ns);
+		      (o->first ? p->first_on_ns : o->on_ns) - p->settle_ns -
+			      2 * p->ref_ns);
 		break;
 	case LEAP_OUTCOME_BODY:
 		enter(o, LEAP_OUTCOME_TAIL, at, p->ref_ns);
@@ -204,7 +205,7 @@ bool leap_outcome_holding(const struct leap_outcome *o)
 
 const char *leap_outcome_verdict_name(enum leap_outcome_verdict v)
 {
-	return v == LEAP_OUTCOME_GAIN	 ? "gain"
+	return v == LEAP_OUTCOME_GAIN	   ? "gain"
 	       : v == LEAP_OUTCOME_NO_GAIN ? "no gain"
 					   : "not known";
 }
