@@ -25,7 +25,8 @@
  * ran slower.  The settle time at each switch keeps the windows in flight
  * (and the ramp-up after a held epoch) out of the comparison; a segment
  * with too few pages (the program was not swapping), or a gap in the
- * events longer than a settle time, drops the comparison at hand.
+ * events past a segment's end longer than ref_ns, drops the comparison at
+ * hand.
  *
  * Verdict: gain when the last LEAP_OUTCOME_GAIN_RUN ratios are all at most
  * gain_pct (then the on epochs double, up to on_max_ns, so a program that

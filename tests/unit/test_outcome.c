@@ -224,6 +224,17 @@ static void test_gap_drops(void **state)
 	assert_int_equal(s.o.seg, LEAP_OUTCOME_SETTLE);
 	assert_int_equal(s.o.dropped, 1);
 	assert_int_equal(s.o.comparisons, 0);
+
+	/* A pause shorter than ref_ns (a service between requests) is part
+	 * of the rate: the held epoch still counts. */
+	series_init(&s, 0);
+	run(&s, 20000, 10000, 1.0 + 0.02);
+	assert_true(leap_outcome_holding(&s.o));
+	s.now = s.o.seg_end_ns + 50 * MS;
+	assert_false(leap_outcome_advance(&s.o, &s.p, s.now));
+	run(&s, 20000, 10000, 0.3);
+	assert_int_equal(s.o.dropped, 0);
+	assert_int_equal(s.o.comparisons, 1);
 }
 
 /* Pages consumed while settling are not measured: a burst of hits right

@@ -173,10 +173,12 @@ bool leap_outcome_advance(struct leap_outcome *o, const struct leap_outcome_para
 	}
 	if (now_ns < o->seg_end_ns)
 		return false;
-	/* Nothing seen for longer than a settle time past the segment's end:
-	 * the target stopped swapping, or a tick found it idle.  What was
-	 * being compared spans the gap: dropped, and a fresh on epoch. */
-	if (now_ns - o->seg_end_ns > p->settle_ns) {
+	/* Nothing seen for longer than a head or tail lasts past the
+	 * segment's end: the target stopped swapping, or a tick found it
+	 * idle.  What was being compared spans the gap: dropped, and a fresh
+	 * on epoch.  (Shorter pauses, a service's between requests, are part
+	 * of the rate it is measured at, held or not.) */
+	if (now_ns - o->seg_end_ns > p->ref_ns) {
 		if (o->tail_rate || o->held_rate)
 			o->dropped++;
 		o->tail_rate = o->held_rate = 0;
