@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 75
+# leap-timeout: 60
 # SPDX-License-Identifier: MIT
 # shellcheck disable=SC2154 # NAME_pid and NAME_addr (A_pid, B_addr...) are set by backend_memd
 # leap-memd and memclient (through leap-memctl) over loopback: the secret

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 60
+# leap-timeout: 45
 # SPDX-License-Identifier: MIT
 # The quick variant of make bench-real (tools/bench-real.sh --quick): real
 # programs (CPython and Perl strided scans, fill phase included) under

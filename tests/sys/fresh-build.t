@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 60
+# leap-timeout: 40
 # SPDX-License-Identifier: MIT
 # The first `make` on a fresh machine: a copy of this source tree (tracked
 # and new files, nothing built, no .output/config.mk) in a scratch directory,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 100
+# leap-timeout: 80
 # SPDX-License-Identifier: MIT
 # Judged by the outcome (include/leap/outcome.h, the default outcome =
 # judge) on a real program with real swap: SQLite (tools/real/sqlite4k.py,

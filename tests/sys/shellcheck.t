@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 80
+# leap-timeout: 70
 # SPDX-License-Identifier: MIT
 # Every shell script of the repository (the tracked *.sh files and the
 # tracked files whose first line runs sh or bash: tests, tools, CI) passes the
