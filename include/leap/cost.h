@@ -63,9 +63,9 @@ struct leap_cost_params {
 	uint32_t min_events;
 	uint64_t probe_first_ns; /* the first probe after standing down */
 	uint64_t probe_max_ns;	 /* the probe interval's cap (it doubles) */
-	/* Nothing to add: fewer pages prefetched than reads / idle_ratio,
-	 * over samples in a row holding at least idle_reads page-ins of
-	 * read streams. */
+	/* Nothing to add: fewer pages in the windows the core issued for
+	 * read streams than reads / idle_ratio, over samples in a row
+	 * holding at least idle_reads page-ins of read streams. */
 	uint32_t idle_ratio;
 	uint32_t idle_reads;
 };
@@ -91,6 +91,7 @@ struct leap_cost_sample {
 	uint64_t hits, hit_ns;	  /* faults on pages we prefetched */
 	uint64_t pages, page_ns;  /* pages prefetched and what they cost */
 	uint64_t reads;		  /* ... of read streams (not fills) */
+	uint64_t planned;	  /* pages in the windows issued (leap_cost_planned) */
 };
 
 struct leap_cost {
@@ -125,6 +126,17 @@ void leap_cost_miss(struct leap_cost *c, uint64_t ns, bool blocked, bool read);
 void leap_cost_hit(struct leap_cost *c, uint64_t ns);
 /* A window of pages prefetched, and what it cost, ns. */
 void leap_cost_spent(struct leap_cost *c, uint32_t pages, uint64_t ns);
+/*
+ * A window of pages the decision issued for a read stream (not a fill),
+ * when it issues it.  Nothing to
+ * add is judged on these, not on the pages spent: those come back from
+ * the workers later, less the pages the program passed before a worker
+ * got to them.  An agent starved of CPU (two busy cores) handled 1,024
+ * page-ins in one batch before any spent pages came back and stood down
+ * from a sequential scan it served (4 of 8 runs; 638 hits in a CI run of
+ * tests/sys/agent.t against 10,000-25,000), 2026-11-28.
+ */
+void leap_cost_planned(struct leap_cost *c, uint32_t pages);
 
 /*
  * A verdict once the sample is large enough (call after each sample

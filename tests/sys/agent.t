@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 60
+# leap-timeout: 45
 # SPDX-License-Identifier: MIT
 # leap-agent on this kernel with real swap and real processes:
 #  - run: a stride workload under a memory limit, with and without Leap;
@@ -155,8 +155,14 @@ is $? 0 "interleave x4 with per-thread streams: exit 0" || diag "$(cat "$tmp/thr
 # Hits swung 499-21,683 over 36 runs here while a late fault on a 1-page
 # window counted as wasted and halved it (streams stuck at 1-page windows
 # that stay late); since late is told apart (leap_issued holds when the
-# window was issued), 10,386-25,148 over 12 runs (2026-11-25).
-cmp_ok "$(jf "$tmp/thr.json" hits)" '>' 2000 "per-thread streams hit ($(jf "$tmp/thr.json" hits))"
+# window was issued), 10,386-25,148 over 12 runs (2026-11-25), 12,179-
+# 25,002 over 30 (2026-11-28).  A CI run that day hit 638: the agent,
+# short of CPU, stood down ("nothing to add") on pages its workers had
+# not yet reported; with three busy loops beside it, 3 of 8 runs here
+# did, none of 8 since nothing to add counts the windows issued
+# (leap_cost_planned): 10,213-14,989 hits.
+cmp_ok "$(jf "$tmp/thr.json" hits)" '>' 2000 "per-thread streams hit ($(jf "$tmp/thr.json" hits))" ||
+	diag "$(jq -c '{prefetched, swapin_misses, stand_downs, verdict: .targets[0].prefetch, why: .targets[0].why}' "$tmp/thr.json")"
 
 # The command's exit status and signals come back.
 "$AGENT" run -- sh -c 'exit 7' 2>/dev/null

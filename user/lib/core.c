@@ -521,6 +521,8 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 	c->cnt.beyond_kernel_ra += plan->step.ra_gap != 0;
 	c->cnt.windows++;
 	c->cnt.pages += plan->n;
+	if (cost_aware(t) && !f.fill)
+		leap_cost_planned(&t->cost, plan->n);
 	if (outcome_judged(t))
 		leap_outcome_window(&t->out, plan->n);
 	return plan;

@@ -41,6 +41,11 @@ void leap_cost_spent(struct leap_cost *c, uint32_t pages, uint64_t ns)
 	c->s.page_ns += ns;
 }
 
+void leap_cost_planned(struct leap_cost *c, uint32_t pages)
+{
+	c->s.planned += pages;
+}
+
 const char *leap_cost_state_name(enum leap_cost_state s)
 {
 	return s == LEAP_COST_STANDBY ? "standing down" : "prefetching";
@@ -105,19 +110,21 @@ static void verdict(struct leap_cost *c, const struct leap_cost_params *p,
 	c->blocked_pct = (uint32_t)(c->blocked_seen * 100 / c->misses_seen);
 	c->misses_seen /= 2;
 	c->blocked_seen /= 2;
-	if (s->pages * p->idle_ratio < s->reads) {
-		c->idle_reads += s->reads;
-		c->idle_pages += s->pages;
-	} else {
+	/* Judged over samples in a row holding idle_reads page-ins, not
+	 * each alone: a sample holds as few as min_events page-ins, and one
+	 * page issued for 55 of them (a chance window of random access) is
+	 * more than one per 100. */
+	c->idle_reads += s->reads;
+	c->idle_pages += s->planned;
+	if (c->idle_reads >= p->idle_reads &&
+	    c->idle_pages * p->idle_ratio >= c->idle_reads)
 		c->idle_reads = c->idle_pages = 0;
-	}
 	if (c->idle_reads >= p->idle_reads) {
-		snprintf(
-			c->why, sizeof(c->why),
-			"nothing to add: %llu pages prefetched for %llu page-ins of read "
-			"streams (Linux's readahead, or nothing, serves them)",
-			(unsigned long long)c->idle_pages,
-			(unsigned long long)c->idle_reads);
+		snprintf(c->why, sizeof(c->why),
+			 "nothing to add: windows of %llu page%s for %llu page-ins of "
+			 "read streams (Linux's readahead, or nothing, serves them)",
+			 (unsigned long long)c->idle_pages, c->idle_pages == 1 ? "" : "s",
+			 (unsigned long long)c->idle_reads);
 		c->idle_reads = c->idle_pages = 0;
 		stand_down(c, p, now_ns);
 		return;
