@@ -35,8 +35,14 @@ nested=$(jq -r .nested_stride_windows "$tmp/np.json")
 diag "numpy: nested-stride windows $nested, prefetched $(jq -r .prefetched "$tmp/np.json")," \
 	"hits $(jq -r .hits "$tmp/np.json"), misses $(jq -r .swapin_misses "$tmp/np.json")"
 # Measured 2026-11-25 at 256 MiB in 68 MiB: 3,140 windows (slice and
-# transpose); this run has half the data.
-cmp_ok "$nested" '>' 100 "windows followed the slice's period"
+# transpose).  This run's half: 201-418 in 10 runs here (median ~280,
+# 2026-11-28, the code before and after that day's cost change alike),
+# and 100 in a fresh-clone CI run on this machine the same day, with the
+# same hits (35,877): how many windows are nested strides moves with
+# timing, not with what is prefetched.  With the periodic candidates
+# removed (leap_candidates_periodic() writing none): 0.  So > 20, a
+# fifth of the lowest seen.
+cmp_ok "$nested" '>' 20 "windows followed the slice's period"
 cmp_ok "$(jq -r .hits "$tmp/np.json")" '>' 5000 "and the program hit what was prefetched"
 
 run_unless_oom "$tmp/py.out" "$tmp/py.err" "$AGENT" run --policy leap --memory-limit 32M \
