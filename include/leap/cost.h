@@ -128,13 +128,13 @@ void leap_cost_hit(struct leap_cost *c, uint64_t ns);
 void leap_cost_spent(struct leap_cost *c, uint32_t pages, uint64_t ns);
 /*
  * A window of pages the decision issued for a read stream (not a fill),
- * when it issues it.  Nothing to
- * add is judged on these, not on the pages spent: those come back from
- * the workers later, less the pages the program passed before a worker
- * got to them.  An agent starved of CPU (two busy cores) handled 1,024
- * page-ins in one batch before any spent pages came back and stood down
- * from a sequential scan it served (4 of 8 runs; 638 hits in a CI run of
- * tests/sys/agent.t against 10,000-25,000), 2026-11-28.
+ * when it issues it.  Nothing to add is judged on these, not on the
+ * pages spent: those come back from the workers later, less the pages
+ * the program passed before a worker got to them.  An agent short of
+ * CPU (three busy loops on two cores) handled 1,024 page-ins in one
+ * batch before any spent pages came back and stood down from a scan it
+ * served: 3 of 8 runs of agent.t's per-thread row, and 638 hits in a CI
+ * run of it against 10,000-25,000 (2026-11-28).
  */
 void leap_cost_planned(struct leap_cost *c, uint32_t pages);
 
