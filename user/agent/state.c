@@ -14,27 +14,30 @@
 
 /* ---- writing ----------------------------------------------------------------- */
 
-/*
- * Reaction latency histograms, one per stats slot in use: bounds, then
- * per-bucket (not cumulative) counts, the last one above every bound.
- */
-
 /* A target's outcome judge, since its last probe (outcome.h). */
 static json_object *outcome_json(const struct leap_outcome *o)
 {
 	json_object *j = json_object_new_object(), *r = json_object_new_array();
 
 	json_object_object_add(
-		j, "verdict",
+		j, STATE_O_VERDICT,
 		json_object_new_string(leap_outcome_verdict_name(o->verdict)));
-	json_object_object_add(j, "held_epochs", json_object_new_uint64(o->held_epochs));
-	json_object_object_add(j, "comparisons", json_object_new_uint64(o->comparisons));
+	json_object_object_add(j, STATE_O_HELD_EPOCHS,
+			       json_object_new_uint64(o->held_epochs));
+	json_object_object_add(j, STATE_O_COMPARISONS,
+			       json_object_new_uint64(o->comparisons));
 	for (uint32_t i = 0; i < o->n_ratios; i++)
 		json_object_array_add(r, json_object_new_int((int)o->ratio_pct[i]));
-	json_object_object_add(j, "ratios_pct", r);
-	json_object_object_add(j, "median_pct", json_object_new_int((int)o->median_pct));
+	json_object_object_add(j, STATE_O_RATIOS, r);
+	json_object_object_add(j, STATE_O_MEDIAN,
+			       json_object_new_int((int)o->median_pct));
 	return j;
 }
+
+/*
+ * Reaction latency histograms, one per stats slot in use: bounds, then
+ * per-bucket (not cumulative) counts, the last one above every bound.
+ */
 static json_object *reaction_json(const struct agent *a)
 {
 	json_object *h = json_object_new_object(), *slots = json_object_new_object();

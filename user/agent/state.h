@@ -43,10 +43,15 @@
 #define STATE_T_LEAVES	    "leaves"	/* cgroup: [{cgroup_id, path}] */
 #define STATE_T_PREFETCH    "prefetch"	/* "prefetching" or "standing down" */
 #define STATE_T_WHY	    "why"	/* the last verdict (cost.h), or "" */
-/* outcome = judge: {verdict, held_epochs, comparisons, ratios_pct: [...],
- * median_pct} (outcome.h; since the last probe) */
-#define STATE_T_OUTCOME "outcome"
-#define STATE_L_PATH	"path"
+/* outcome = judge: the target's outcome judge since its last probe
+ * (outcome.h), an object of the STATE_O_ keys */
+#define STATE_T_OUTCOME	    "outcome"
+#define STATE_L_PATH	    "path"
+#define STATE_O_VERDICT	    "verdict" /* leap_outcome_verdict_name() */
+#define STATE_O_HELD_EPOCHS "held_epochs"
+#define STATE_O_COMPARISONS "comparisons"
+#define STATE_O_RATIOS	    "ratios_pct" /* [...], the last LEAP_OUTCOME_JUDGED_MAX */
+#define STATE_O_MEDIAN	    "median_pct"
 /* The agent object beyond the counters. */
 #define STATE_A_CPU_USER     "cpu_user_s"
 #define STATE_A_CPU_SYSTEM   "cpu_system_s"

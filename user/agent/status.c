@@ -68,22 +68,22 @@ static void print_kernel(void)
 /* outcome = judge: the held epochs' rates against the prefetching ones'. */
 static void print_outcome(json_object *o)
 {
-	json_object *r = o ? state_get(o, "ratios_pct") : NULL;
+	json_object *r = o ? state_get(o, STATE_O_RATIOS) : NULL;
 	size_t n = r ? json_object_array_length(r) : 0;
 
 	if (!o)
 		return;
 	printf("  outcome:         %s; %" PRIu64 " held epochs, %" PRIu64 " compared",
-	       state_str(o, "verdict", "?"),
-	       (uint64_t)json_object_get_uint64(state_get(o, "held_epochs")),
-	       (uint64_t)json_object_get_uint64(state_get(o, "comparisons")));
+	       state_str(o, STATE_O_VERDICT, "?"),
+	       (uint64_t)json_object_get_uint64(state_get(o, STATE_O_HELD_EPOCHS)),
+	       (uint64_t)json_object_get_uint64(state_get(o, STATE_O_COMPARISONS)));
 	if (n) {
 		printf(": held ran at");
 		for (size_t i = n > 5 ? n - 5 : 0; i < n; i++)
 			printf(" %d%%",
 			       json_object_get_int(json_object_array_get_idx(r, i)));
 		printf(" of the prefetching rate (median %d%%)",
-		       json_object_get_int(state_get(o, "median_pct")));
+		       json_object_get_int(state_get(o, STATE_O_MEDIAN)));
 	}
 	printf("\n");
 }
