@@ -22,6 +22,30 @@ enum {
 	OPT_OUTCOME,
 };
 
+/*
+ * The index of arg among the NULL-terminated names of option opt; an
+ * argp usage error (exit 64) naming them otherwise.
+ */
+static int choice(struct argp_state *state, const char *opt, const char *arg,
+		  const char *const *names)
+{
+	char list[128] = "";
+	size_t len = 0;
+	int n = 0;
+
+	for (; names[n]; n++)
+		if (!strcmp(arg, names[n]))
+			return n;
+	for (int i = 0; i < n && len < sizeof(list); i++)
+		len += (size_t)snprintf(list + len, sizeof(list) - len, "%s%s",
+					i == 0	     ? ""
+					: i == n - 1 ? " or "
+						     : ", ",
+					names[i]);
+	argp_error(state, "--%s takes %s, not '%s'", opt, list, arg);
+	return -1; /* not reached: argp_error exits */
+}
+
 static const struct argp_option common_opts[] = {
 	{"config", 'c', "FILE", 0, "Policy file (INI; see leap-agent(8))", 0},
 	{"hook", OPT_HOOK, "auto|fentry|tracepoint", 0,
@@ -99,18 +123,15 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 	case 'v':
 		o->verbose = true;
 		break;
-	case OPT_HOOK:
-		if (!strcmp(arg, "auto"))
-			o->hook = LEAP_HOOK_AUTO;
-		else if (!strcmp(arg, "fentry"))
-			o->hook = LEAP_HOOK_FENTRY;
-		else if (!strcmp(arg, "tracepoint"))
-			o->hook = LEAP_HOOK_TRACEPOINT;
-		else
-			argp_error(state,
-				   "--hook takes auto, fentry or tracepoint, not '%s'",
-				   arg);
+	case OPT_HOOK: {
+		static const enum leap_hook modes[] = {LEAP_HOOK_AUTO, LEAP_HOOK_FENTRY,
+						       LEAP_HOOK_TRACEPOINT};
+
+		o->hook = modes[choice(
+			state, "hook", arg,
+			(const char *const[]){"auto", "fentry", "tracepoint", NULL})];
 		break;
+	}
 	case OPT_RINGBUF:
 		v = strtoul(arg, &end, 10);
 		if (*end || v < 4 || v > (1u << 20) || (v & (v - 1)))
@@ -120,13 +141,11 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		o->ring_kb = (unsigned)v;
 		break;
 	case OPT_KERNEL_RA:
-		if (strcmp(arg, "keep") && strcmp(arg, "defer") && strcmp(arg, "off"))
-			argp_error(
-				state,
-				"--kernel-readahead takes keep, defer or off, not '%s'",
-				arg);
-		o->kernel_ra_off = !strcmp(arg, "off");
-		o->kernel_ra_defer = !strcmp(arg, "defer");
+		v = (unsigned long)choice(
+			state, "kernel-readahead", arg,
+			(const char *const[]){"keep", "defer", "off", NULL});
+		o->kernel_ra_defer = v == 1;
+		o->kernel_ra_off = v == 2;
 		break;
 	case OPT_COLD_BEHIND:
 		v = strtoul(arg, &end, 10);
@@ -148,22 +167,18 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		o->workers = (int)v;
 		break;
 	case OPT_FAULT_HOOKS:
-		if (strcmp(arg, "on-swap") && strcmp(arg, "always"))
-			argp_error(state,
-				   "--fault-hooks takes on-swap or always, not '%s'",
-				   arg);
-		o->fault_hooks_always = !strcmp(arg, "always");
+		o->fault_hooks_always =
+			choice(state, "fault-hooks", arg,
+			       (const char *const[]){"on-swap", "always", NULL}) == 1;
 		break;
 	case OPT_PREFETCH_CPU:
-		if (strcmp(arg, "fault") && strcmp(arg, "any"))
-			argp_error(state, "--prefetch-cpu takes fault or any, not '%s'",
-				   arg);
-		o->prefetch_cpu_any = !strcmp(arg, "any");
+		o->prefetch_cpu_any =
+			choice(state, "prefetch-cpu", arg,
+			       (const char *const[]){"fault", "any", NULL}) == 1;
 		break;
 	case OPT_OUTCOME:
-		if (strcmp(arg, "judge") && strcmp(arg, "off"))
-			argp_error(state, "--outcome takes judge or off, not '%s'", arg);
-		o->outcome = !strcmp(arg, "judge");
+		o->outcome = choice(state, "outcome", arg,
+				    (const char *const[]){"judge", "off", NULL}) == 0;
 		break;
 	case OPT_RECORD:
 		if (!*arg)
@@ -177,9 +192,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		o->backend_dev = arg;
 		break;
 	case OPT_BACKEND_INTO:
-		if (strcmp(arg, "swapcache") && strcmp(arg, "cache"))
-			argp_error(state, "--backend-into takes swapcache or cache");
-		o->backend_cache_only = !strcmp(arg, "cache");
+		o->backend_cache_only =
+			choice(state, "backend-into", arg,
+			       (const char *const[]){"swapcache", "cache", NULL}) == 1;
 		o->backend_into_given = true;
 		break;
 	case ARGP_KEY_END:
