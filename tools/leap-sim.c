@@ -63,6 +63,7 @@ enum {
 	OPT_PW_MAX,
 	OPT_MAX_DELTA,
 	OPT_FLAVOR,
+	OPT_LANES,
 	OPT_BENCH,
 };
 
@@ -89,6 +90,10 @@ static const struct argp_option options[] = {
 	{"max-delta", OPT_MAX_DELTA, "N", 0,
 	 "leap* (ours): largest |delta| taken as a trend, 0 = none (default 256)", 4},
 	{"flavor", OPT_FLAVOR, "paper|ours", 0, "leap*: algorithm flavour (default ours)",
+	 4},
+	{"lanes", OPT_LANES, "N", 0,
+	 "leap* (ours): streams per process or thread, 1-8; 1 = the paper's single "
+	 "history (default 4)",
 	 4},
 	{0},
 };
@@ -196,6 +201,11 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		if (parse_uint(arg, ULLONG_MAX, &v))
 			argp_error(state, "bad --max-delta '%s'", arg);
 		env.opts.leap.max_delta = v;
+		break;
+	case OPT_LANES:
+		if (parse_uint(arg, LEAP_LANES_MAX, &v) || v == 0)
+			argp_error(state, "bad --lanes '%s' (1..%u)", arg, LEAP_LANES_MAX);
+		env.opts.leap.lanes = (uint32_t)v;
 		break;
 	case OPT_FLAVOR:
 		if (leap_flavor_parse(arg, &env.opts.leap.flavor))

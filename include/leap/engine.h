@@ -52,6 +52,10 @@ struct leap_params {
 	uint64_t max_delta; /* largest |delta| taken as a trend (OURS); 0: no cap */
 	enum leap_flavor flavor;
 	enum leap_stream_key key;
+	/* Streams one key may hold at once (lanes.c): interleaved streams
+	 * (an index and its table, arrays walked in lock-step) each get
+	 * their own history.  1: the paper's single history per key. */
+	uint32_t lanes;
 };
 
 /* Defaults, with the reason for each, are documented in README.md. */
@@ -59,6 +63,8 @@ struct leap_params {
 #define LEAP_DEFAULT_NSPLIT    2u
 #define LEAP_DEFAULT_PW_MAX    256u
 #define LEAP_DEFAULT_MAX_DELTA 256u
+#define LEAP_DEFAULT_LANES     4u
+#define LEAP_LANES_MAX	       8u
 
 void leap_params_default(struct leap_params *p);
 /* 0 if usable; otherwise -1 and *why names the offending field. */
@@ -189,6 +195,7 @@ struct leap_stream_key_t {
 	uint64_t cgroup;
 	uint32_t tgid;
 	uint32_t tid;
+	uint32_t lane; /* which of the key's interleaved streams (lanes.c) */
 };
 
 struct leap_stream {
@@ -350,6 +357,20 @@ struct leap_stream *leap_table_find(struct leap_table *t,
 				    const struct leap_stream_key_t *key);
 /* The slot of a stream of t, 0..capacity-1. */
 uint32_t leap_table_slot(const struct leap_table *t, const struct leap_stream *s);
+/*
+ * The stream of key's lanes (key->lane ignored) that a fault at page
+ * belongs to, found or created (leap_table_get()).  With p->lanes > 1 and a
+ * max_delta cap, a fault joins the lane it lies nearest to, counting the
+ * pages of the lane's newest window as the lane's, if that is within
+ * max_delta pages (a farther delta is no trend anyway); otherwise it opens
+ * a lane, or moves the least recently used one (a jump, as in a single
+ * history).  So streams interleaved in one process keep their own deltas,
+ * and one stream keeps one lane.  Lane 0 only with p->lanes <= 1, no cap,
+ * or the paper's flavour (its history is one per application).
+ */
+struct leap_stream *leap_lane_get(struct leap_table *t, struct leap_stream_key_t key,
+				  const struct leap_params *p, uint64_t page, uint64_t now);
+
 /* Drops streams idle since before now - idle; returns how many. */
 uint32_t leap_table_expire(struct leap_table *t, uint64_t now, uint64_t idle);
 /* Drops every stream of a process (it exited); returns how many. */

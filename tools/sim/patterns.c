@@ -26,7 +26,7 @@ static const struct {
 	{"seq", PAT_SEQ, false},      {"reverse", PAT_REVERSE, false},
 	{"stride", PAT_STRIDE, true}, {"interleave", PAT_INTERLEAVE, true},
 	{"phase", PAT_PHASE, false},  {"random", PAT_RANDOM, false},
-	{"noise", PAT_NOISE, true},
+	{"noise", PAT_NOISE, true},   {"lockstep", PAT_LOCKSTEP, true},
 };
 
 int pat_parse(const char *s, struct pat_spec *out, const char **why)
@@ -61,8 +61,8 @@ int pat_parse(const char *s, struct pat_spec *out, const char **why)
 		out->arg = (uint32_t)v;
 		return 0;
 	}
-	*why = "unknown pattern (seq, reverse, stride:K, interleave:T, phase, random, "
-	       "noise:K)";
+	*why = "unknown pattern (seq, reverse, stride:K, interleave:T, lockstep:K, phase, "
+	       "random, noise:K)";
 	return -1;
 }
 
@@ -75,6 +75,8 @@ int pat_validate(const struct pat_spec *s, const char **why)
 		*why = "--passes must be at least 1";
 	else if (s->kind == PAT_INTERLEAVE && s->arg > s->pages)
 		*why = "interleave:T needs at least T pages";
+	else if (s->kind == PAT_LOCKSTEP && s->arg > s->pages)
+		*why = "lockstep:K needs at least K pages";
 	else if (s->kind == PAT_NOISE && s->arg > 100)
 		*why = "noise:K is a percentage (1..100)";
 	else if (s->kind == PAT_PHASE && s->pages < 4)
@@ -154,6 +156,23 @@ static int run_interleave(struct gen *g, uint64_t base, uint32_t n, uint32_t thr
 	return 0;
 }
 
+/* One thread, k regions of n/k pages (the rest of n unused), page i of
+ * each in turn: streams far apart that advance together. */
+static int run_lockstep(struct gen *g, uint64_t base, uint32_t n, uint32_t k)
+{
+	uint32_t region = n / k;
+
+	for (uint32_t i = 0; i < region; i++) {
+		for (uint32_t r = 0; r < k; r++) {
+			int rc = emit(g, base + (uint64_t)r * region + i, 0);
+
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
 static int run_noise(struct gen *g, uint64_t base, uint32_t n, uint32_t pct)
 {
 	for (uint32_t i = 0; i < n; i++) {
@@ -198,6 +217,8 @@ static int one_pass(struct gen *g)
 		return run_linear(g, s->base, s->pages, s->arg, false);
 	case PAT_INTERLEAVE:
 		return run_interleave(g, s->base, s->pages, s->arg);
+	case PAT_LOCKSTEP:
+		return run_lockstep(g, s->base, s->pages, s->arg);
 	case PAT_PHASE:
 		return run_phase(g, s->base, s->pages);
 	case PAT_RANDOM:

@@ -18,6 +18,8 @@ enum pat_kind {
 	PAT_STRIDE,	/* base, base+K, base+2K, ... (arg K) */
 	PAT_INTERLEAVE, /* arg T threads, each sequential over its own region,
 			 * interleaved in random order */
+	PAT_LOCKSTEP,	/* arg K regions, one thread: page i of each in turn
+			 * (c[i] = a[i] + b[i]; an index and its table) */
 	PAT_PHASE,	/* per pass: seq, reverse, stride 8, random, each over
 			 * its own quarter of the footprint */
 	PAT_RANDOM,	/* a fresh random permutation of the footprint per pass */

@@ -10,6 +10,7 @@
  *   [default]
  *   mode = leap          ; leap | observe | off
  *   hsize = 32
+ *   lanes = 4            ; streams interleaved in one process followed apart
  *   [cgroup /sys/fs/cgroup/unified/db.slice]
  *   mode = observe       ; the slice and every cgroup below it ...
  *   [cgroup /sys/fs/cgroup/unified/db.slice/pg.service]
@@ -49,6 +50,7 @@ enum key_bit {
 	K_STAND_DOWN = 1 << 9,
 	K_RATE = 1 << 10,
 	K_OUTCOME = 1 << 11,
+	K_LANES = 1 << 12,
 };
 
 struct parse_state {
@@ -156,6 +158,14 @@ static int set_policy_key(struct parse_state *st, struct agent_policy *p, unsign
 				    v, "");
 		p->params.max_delta = x;
 		*mask |= K_MAX_DELTA;
+	} else if (strcmp(key, "lanes") == 0) {
+		if (parse_uint(v, 1, LEAP_LANES_MAX, &x))
+			return fail(st,
+				    "lanes must be 1 (one history per stream key) to 8, "
+				    "not '%s'%s",
+				    v, "");
+		p->params.lanes = (uint32_t)x;
+		*mask |= K_LANES;
 	} else if (strcmp(key, "cold_behind") == 0) {
 		if (parse_uint(v, 0, 1u << 20, &x))
 			return fail(st,
@@ -321,6 +331,8 @@ static void inherit_defaults(struct parse_state *st)
 			p->params.pw_max = d->params.pw_max;
 		if (!(m & K_MAX_DELTA))
 			p->params.max_delta = d->params.max_delta;
+		if (!(m & K_LANES))
+			p->params.lanes = d->params.lanes;
 		if (!(m & K_STREAM))
 			p->params.key = d->params.key;
 		if (!(m & K_FLAVOR))

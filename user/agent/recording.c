@@ -134,6 +134,7 @@ static void put_policy(struct rec_buf *w, const struct leap_core_policy *p)
 	put(w, p->cold_behind, 4);
 	put(w, p->stand_down, 1);
 	put(w, p->judge_outcome, 1); /* version 2 */
+	put(w, p->params.lanes, 1);  /* version 3 */
 }
 
 static void get_policy(struct rec_buf *r, struct leap_core_policy *p, uint32_t version)
@@ -150,6 +151,8 @@ static void get_policy(struct rec_buf *r, struct leap_core_policy *p, uint32_t v
 	p->stand_down = get(r, 1);
 	if (version >= 2)
 		p->judge_outcome = get(r, 1);
+	/* Before version 3 a key had one history: lane 0 alone. */
+	p->params.lanes = version >= 3 ? (uint32_t)get(r, 1) : 1;
 }
 
 static void put_env(struct rec_buf *w, const struct leap_core_env *e)
@@ -682,6 +685,8 @@ static int replay_one(struct replay *p, struct leap_core *core,
 		get_policy(&p->rec, &pol, p->version);
 		if (bad_length(p))
 			return -1;
+		if (o->lanes)
+			pol.params.lanes = o->lanes;
 		if (leap_core_target_add(core, &pol) != id) {
 			snprintf(p->err, p->errlen,
 				 "record %" PRIu64 ": target %u not given id %u",
@@ -694,6 +699,8 @@ static int replay_one(struct replay *p, struct leap_core *core,
 		get_policy(&p->rec, &pol, p->version);
 		if (bad_length(p))
 			return -1;
+		if (o->lanes)
+			pol.params.lanes = o->lanes;
 		leap_core_target_set(core, id, &pol);
 		return 0;
 	case REC_TARGET_REMOVE:

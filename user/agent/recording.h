@@ -25,8 +25,9 @@
 #include "leap/core.h"
 
 #define RECORDING_MAGIC "LEAPREC"
-/* 2: the outcome judge's parameters and policy flag (1 still read) */
-#define RECORDING_VERSION 2
+/* 2: the outcome judge's parameters and policy flag; 3: the policy's
+ * lanes (1 and 2 still read, as one lane) */
+#define RECORDING_VERSION 3
 
 /* ---- writing (the agent's event thread) ------------------------------------------ */
 
@@ -58,6 +59,10 @@ struct leap_core_facts recording_tap(struct recording *r,
 struct replay_opts {
 	FILE *out;  /* where the plans and counters go */
 	bool plans; /* a line per event that planned something, not only totals */
+	/* Every target's lanes (engine.h), 1..LEAP_LANES_MAX, in place of the
+	 * recorded ones (0: as recorded): the same input with one history
+	 * per key, or several. */
+	uint32_t lanes;
 };
 
 /* What a replay found. */

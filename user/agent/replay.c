@@ -7,6 +7,7 @@
  */
 #include <argp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "commands.h"
@@ -16,6 +17,7 @@ struct replay_args {
 	const char *path;
 	bool plans;
 	bool check;
+	uint32_t lanes;
 };
 
 static const struct argp_option replay_opts[] = {
@@ -25,6 +27,10 @@ static const struct argp_option replay_opts[] = {
 	 0},
 	{"check", 'C', NULL, 0,
 	 "Exit 1 unless the replay's windows and pages are the live run's", 0},
+	{"lanes", 'l', "N", 0,
+	 "Decide with N streams per key (1-8; 1: the paper's single history) instead "
+	 "of the recorded policy's",
+	 0},
 	{},
 };
 
@@ -39,6 +45,16 @@ static error_t parse_replay(int key, char *arg, struct argp_state *state)
 	case 'C':
 		r->check = true;
 		return 0;
+	case 'l': {
+		char *end;
+		unsigned long v = strtoul(arg, &end, 10);
+
+		if (!*arg || *end || v < 1 || v > LEAP_LANES_MAX)
+			argp_error(state, "--lanes must be 1..%u, not '%s'", LEAP_LANES_MAX,
+				   arg);
+		r->lanes = (uint32_t)v;
+		return 0;
+	}
 	case ARGP_KEY_ARG:
 		if (r->path)
 			argp_error(state, "one recording at a time");
@@ -74,6 +90,7 @@ int do_replay(int argc, char **argv)
 	if (argp_parse(&argp, argc, argv, 0, NULL, &r))
 		return 2;
 	o.plans = r.plans;
+	o.lanes = r.lanes;
 	if (recording_report(r.path, &o, &same, err, sizeof(err))) {
 		fflush(stdout);
 		fprintf(stderr, "leap-agent: replay %s: %s\n", r.path, err);

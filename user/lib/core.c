@@ -21,6 +21,7 @@ struct core_target {
 struct core_quiet {
 	uint32_t tid;
 	uint64_t until; /* ns, the events' clock; 0: not quiet */
+	uint64_t lifted; /* when its quiet was last lifted */
 };
 
 struct leap_core {
@@ -381,7 +382,10 @@ static struct leap_decide_cfg step_cfg(const struct leap_core *c,
  * Misses of a held stream are only recorded: the observer is asked not to
  * wake us for the thread's misses (they come with the next batch), and to
  * wake us again at its first miss we would act on.  Written when the
- * thread's quiet time is half gone, not per miss.
+ * thread's quiet time is half gone, not per miss; and not for a thread
+ * whose quiet was lifted within the quiet time: it has another stream
+ * (lane) we act on, which a quiet would make wait for the next batch, and
+ * its held and acted-on misses in turns would write the map at each.
  */
 static void plan_quiet(struct leap_core *c, const struct leap_event *ev, bool hold,
 		       struct leap_core_plan *plan)
@@ -392,13 +396,19 @@ static void plan_quiet(struct leap_core *c, const struct leap_event *ev, bool ho
 	if (hold) {
 		if (mine && q->until - ev->ts_ns > LEAP_CORE_QUIET_NS / 2)
 			return;
+		if (!mine && q->tid == ev->tid && ev->ts_ns >= q->lifted &&
+		    ev->ts_ns - q->lifted < LEAP_CORE_QUIET_NS)
+			return;
 		c->cnt.quiet_sets += !mine;
+		if (q->tid != ev->tid)
+			q->lifted = 0;
 		q->tid = ev->tid;
 		q->until = ev->ts_ns + LEAP_CORE_QUIET_NS;
 		plan->quiet = LEAP_QUIET_SET;
 		plan->quiet_until = q->until;
 	} else if (mine) {
 		q->until = 0;
+		q->lifted = ev->ts_ns;
 		c->cnt.quiet_lifts++;
 		plan->quiet = LEAP_QUIET_LIFT;
 	} else {
@@ -485,7 +495,8 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 		plan->verdict = cost_sample(c, t, ev, hit);
 
 	key = leap_key_make(t->pol.params.key, ev->cgroup_id, ev->tgid, ev->tid);
-	s = leap_table_get(&c->streams, &key, t->pol.params.hsize, ev->ts_ns);
+	s = leap_lane_get(&c->streams, key, &t->pol.params, ev->addr >> LEAP_PAGE_SHIFT,
+			  ev->ts_ns);
 	dcfg = step_cfg(c, t);
 	f = (struct leap_fault){.page = ev->addr >> LEAP_PAGE_SHIFT,
 				.hit = hit,

@@ -12,6 +12,7 @@ void leap_params_default(struct leap_params *p)
 	p->max_delta = LEAP_DEFAULT_MAX_DELTA;
 	p->flavor = LEAP_FLAVOR_OURS;
 	p->key = LEAP_KEY_PROCESS;
+	p->lanes = LEAP_DEFAULT_LANES;
 }
 
 int leap_params_validate(const struct leap_params *p, const char **why)
@@ -29,6 +30,8 @@ int leap_params_validate(const struct leap_params *p, const char **why)
 	else if (p->key != LEAP_KEY_PROCESS && p->key != LEAP_KEY_THREAD &&
 		 p->key != LEAP_KEY_CGROUP)
 		err = "unknown stream key";
+	else if (p->lanes < 1 || p->lanes > LEAP_LANES_MAX)
+		err = "lanes must be between 1 and 8";
 	if (why)
 		*why = err;
 	return err ? -1 : 0;

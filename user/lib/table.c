@@ -22,7 +22,8 @@
 static uint64_t key_hash(const struct leap_stream_key_t *k)
 {
 	/* splitmix64 finaliser over the mixed fields: cheap, well spread */
-	uint64_t x = k->cgroup ^ ((uint64_t)k->tgid << 32 | k->tid);
+	uint64_t x = k->cgroup ^ ((uint64_t)k->tgid << 32 | k->tid) ^
+		     ((uint64_t)k->lane << 56);
 
 	x += 0x9e3779b97f4a7c15ULL;
 	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -32,7 +33,8 @@ static uint64_t key_hash(const struct leap_stream_key_t *k)
 
 static bool key_eq(const struct leap_stream_key_t *a, const struct leap_stream_key_t *b)
 {
-	return a->cgroup == b->cgroup && a->tgid == b->tgid && a->tid == b->tid;
+	return a->cgroup == b->cgroup && a->tgid == b->tgid && a->tid == b->tid &&
+	       a->lane == b->lane;
 }
 
 struct leap_stream_key_t leap_key_make(enum leap_stream_key k, uint64_t cgroup,
