@@ -25,6 +25,8 @@
 #   sqlite-service ... look-ups for 12 s (a service's steady queries: long
 #                enough for the outcome judge, docs/agent.md)
 #   numpy        numpy: row-major matrix, column sums, strided slice, transpose
+#   np-dot       numpy: two arrays filled, then a . b twice (BLAS reads both
+#                in lock-step: two streams interleaved in one thread)
 #   sort         GNU sort with its whole input in one in-memory buffer
 # Each runs at --limits percent of its own peak RSS (measured first without
 # a limit), in these rows, interleaved and rotated over --reps repetitions:
@@ -258,7 +260,7 @@ done
 py_mods=()
 for p in $PROGRAMS; do
 	case $p in
-	numpy) py_mods+=(numpy) ;;
+	numpy | np-dot) py_mods+=(numpy) ;;
 	sqlite | sqlite-rev | sqlite-point | sqlite-service) py_mods+=(sqlite3) ;;
 	esac
 done
@@ -293,6 +295,7 @@ program_cmd()
 	sqlite-point) printf '%s\n' "$PY" "$here/real/sqlite4k.py" "$MIB" point ;;
 	sqlite-service) printf '%s\n' "$PY" "$here/real/sqlite4k.py" "$MIB" point 1 12 ;;
 	numpy) printf '%s\n' "$PY" "$here/real/npscan.py" "$MIB" ;;
+	np-dot) printf '%s\n' "$PY" "$here/real/npdot.py" "$MIB" ;;
 	sort) printf '%s\n' bash "$here/real/sortrun.sh" $((MIB / 2)) "$SORT_INPUT" ;;
 	*) return 1 ;;
 	esac

@@ -17,6 +17,8 @@
 #   shm-stride  CPython, the buffer in shared memory (MAP_SHARED anonymous)
 #   shm-seq     ... scanned forwards (a stream the kernel's readahead serves)
 #   zram        py-stride with swap on zram: the target stands down
+#   np-dot      numpy: two arrays read in lock-step (a . b): two streams
+#               interleaved in one thread, each its own lane
 #
 # After a deliberate policy change, `tools/record-traces.sh --expect`
 # rewrites only the .expected files from the recordings as they are.
@@ -26,7 +28,7 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 . "$root/tests/lib/fixture.sh"
 AGENT=$root/bin/leap-agent
 DIR=$root/tests/data/recordings
-ALL="py-stride py-seq py-reverse py-random perl-stride two-procs shm-stride shm-seq zram"
+ALL="py-stride py-seq py-reverse py-random perl-stride two-procs shm-stride shm-seq zram np-dot"
 PY=python3
 MIB=64 LIMIT=32M
 
@@ -67,6 +69,8 @@ program()
 $PY $root/tools/real/pyscan.py 40 stride:8 & wait" ;;
 	shm-stride) printf '%s\n' $PY "$root/tools/real/pyscan.py" $MIB stride:16 shm ;;
 	shm-seq) printf '%s\n' $PY "$root/tools/real/pyscan.py" $MIB seq shm ;;
+	# Debian's interpreter: numpy is its package
+	np-dot) printf '%s\n' /usr/bin/python3 "$root/tools/real/npdot.py" $MIB ;;
 	*) return 1 ;;
 	esac
 }

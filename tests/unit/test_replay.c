@@ -23,7 +23,7 @@
 
 static const char *const traces[] = {
 	"py-stride", "py-seq",	   "py-reverse", "py-random", "perl-stride",
-	"two-procs", "shm-stride", "shm-seq",	 "zram",
+	"two-procs", "shm-stride", "shm-seq",	 "zram",	"np-dot",
 };
 
 /*
@@ -71,6 +71,8 @@ static const struct property {
 	{"py-random", "windows", '<', 10, "... after (almost) no window"},
 	{"zram", "stand_downs", '=', 1, "swap on zram stands down"},
 	{"zram", "windows", '=', 0, "... before any window"},
+	{"np-dot", "windows", '>', 1000, "two arrays read in lock-step get windows"},
+	{"np-dot", "lookaheads", '>', 300, "... that keep ahead of both streams"},
 };
 
 /* Counter name's value in report's "replay:" line. */
@@ -89,12 +91,12 @@ static uint64_t counter_of(const char *report, const char *name)
 }
 
 /* What `leap-agent replay` prints for path, into a malloc'd string. */
-static char *report(const char *path, bool plans, bool *same)
+static char *report_lanes(const char *path, bool plans, uint32_t lanes, bool *same)
 {
 	char err[512] = "", *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	struct replay_opts o = {.out = f, .plans = plans};
+	struct replay_opts o = {.out = f, .plans = plans, .lanes = lanes};
 	int rc;
 
 	assert_non_null(f);
@@ -103,6 +105,11 @@ static char *report(const char *path, bool plans, bool *same)
 	if (rc)
 		fail_msg("%s: %s", path, err);
 	return buf;
+}
+
+static char *report(const char *path, bool plans, bool *same)
+{
+	return report_lanes(path, plans, 0, same);
 }
 
 static char *slurp(const char *path)
@@ -195,6 +202,50 @@ static void test_recordings(void **state)
 	}
 }
 
+/*
+ * The same inputs with one history per process (the paper's) and with
+ * lanes (engine.h).  Two arrays read in lock-step: the lanes fetch more
+ * (the single history gets there only by following the fill's old trend
+ * from each miss, with no look-ahead).  One stream: a lane per stream
+ * decides as one history does, within 10% of its pages.
+ */
+static void test_lanes_beside_single(void **state)
+{
+	static const char *const single[] = {"py-stride", "py-seq", "py-reverse",
+					     "perl-stride", "two-procs"};
+	char rec[256], *one, *lanes;
+	uint64_t p1, p4;
+	bool same;
+	(void)state;
+
+	one = report_lanes(DIR "/np-dot.rec", false, 1, &same);
+	lanes = report_lanes(DIR "/np-dot.rec", false, LEAP_DEFAULT_LANES, &same);
+	p1 = counter_of(one, "pages");
+	p4 = counter_of(lanes, "pages");
+	print_message("# np-dot: single history %llu pages, %llu look-aheads; lanes %llu "
+		      "pages, %llu look-aheads\n",
+		      (unsigned long long)p1,
+		      (unsigned long long)counter_of(one, "lookaheads"),
+		      (unsigned long long)p4,
+		      (unsigned long long)counter_of(lanes, "lookaheads"));
+	assert_true(p4 > p1 + p1 / 20);
+	assert_true(counter_of(lanes, "lookaheads") > counter_of(one, "lookaheads"));
+	free(one);
+	free(lanes);
+	for (size_t i = 0; i < sizeof(single) / sizeof(single[0]); i++) {
+		snprintf(rec, sizeof(rec), DIR "/%s.rec", single[i]);
+		one = report_lanes(rec, false, 1, &same);
+		lanes = report_lanes(rec, false, LEAP_DEFAULT_LANES, &same);
+		p1 = counter_of(one, "pages");
+		p4 = counter_of(lanes, "pages");
+		print_message("# %s: single history %llu pages, lanes %llu\n", single[i],
+			      (unsigned long long)p1, (unsigned long long)p4);
+		assert_true(p4 * 10 >= p1 * 9 && p4 * 10 <= p1 * 11);
+		free(one);
+		free(lanes);
+	}
+}
+
 /* Writes n bytes of data as a gzip file at path. */
 static void write_gz(const char *path, const void *data, size_t n)
 {
@@ -279,6 +330,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_recordings),
 		cmocka_unit_test(test_properties),
+		cmocka_unit_test(test_lanes_beside_single),
 		cmocka_unit_test(test_bad_files),
 	};
 
