@@ -204,7 +204,8 @@ static error_t parse_arg(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_LANES:
 		if (parse_uint(arg, LEAP_LANES_MAX, &v) || v == 0)
-			argp_error(state, "bad --lanes '%s' (1..%u)", arg, LEAP_LANES_MAX);
+			argp_error(state, "bad --lanes '%s' (1..%u)", arg,
+				   LEAP_LANES_MAX);
 		env.opts.leap.lanes = (uint32_t)v;
 		break;
 	case OPT_FLAVOR:

@@ -369,7 +369,8 @@ uint32_t leap_table_slot(const struct leap_table *t, const struct leap_stream *s
  * or the paper's flavour (its history is one per application).
  */
 struct leap_stream *leap_lane_get(struct leap_table *t, struct leap_stream_key_t key,
-				  const struct leap_params *p, uint64_t page, uint64_t now);
+				  const struct leap_params *p, uint64_t page,
+				  uint64_t now);
 
 /* Drops streams idle since before now - idle; returns how many. */
 uint32_t leap_table_expire(struct leap_table *t, uint64_t now, uint64_t idle);

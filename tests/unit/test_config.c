@@ -65,6 +65,15 @@ static void test_defaults_and_inheritance(void **state)
 			 0);
 	assert_false(agent_config_policy_for(&cfg, "/a")->judge_outcome);
 	assert_true(agent_config_policy_for(&cfg, "/b")->judge_outcome);
+
+	/* lanes: 4 by default, per section, inherited. */
+	assert_int_equal(parse(""), 0);
+	assert_int_equal(cfg.def.params.lanes, LEAP_DEFAULT_LANES);
+	assert_int_equal(parse("[default]\nlanes = 1\n[cgroup /a]\n"
+			       "[cgroup /b]\nlanes = 8\n"),
+			 0);
+	assert_int_equal(agent_config_policy_for(&cfg, "/a")->params.lanes, 1);
+	assert_int_equal(agent_config_policy_for(&cfg, "/b")->params.lanes, 8);
 }
 
 /* match = tree (default) | exact, per section or from [default]. */
@@ -105,6 +114,8 @@ static void test_bad_files(void **state)
 	expect_error("[default]\ncold_behind = lots\n", ":2: cold_behind must be");
 	expect_error("[default]\ncold_behind = 2000000\n", ":2: cold_behind must be");
 	expect_error("[default]\noutcome = maybe\n", ":2: outcome must be judge or off");
+	expect_error("[default]\nlanes = 0\n", ":2: lanes must be 1");
+	expect_error("[default]\nlanes = 9\n", ":2: lanes must be 1");
 	expect_error("[default]\nbogus = 1\n", ":2: unknown key 'bogus'");
 	expect_error("\n\n[nonsense]\n", ":3: unknown section");
 	expect_error("[cgroup relative/path]\n",

@@ -15,9 +15,9 @@
 /* What one run of an input planned. */
 struct run {
 	uint32_t windows;
-	uint32_t hits; /* faults on pages planned before */
-	uint32_t pages_in[2];	    /* window pages inside region 0 / 1 */
-	uint32_t windows_in[2];	    /* windows whose first page is in region 0 / 1 */
+	uint32_t hits;		       /* faults on pages planned before */
+	uint32_t pages_in[2];	       /* window pages inside region 0 / 1 */
+	uint32_t windows_in[2];	       /* windows whose first page is in region 0 / 1 */
 	struct leap_stream_ref ids[2]; /* the stream each region's windows came from */
 	bool two_ids_in_one_region;
 };
@@ -26,7 +26,8 @@ struct region {
 	uint64_t lo, hi; /* [lo, hi) */
 };
 
-static struct leap_core *core_new(uint32_t lanes, enum leap_flavor flavor, uint32_t *target)
+static struct leap_core *core_new(uint32_t lanes, enum leap_flavor flavor,
+				  uint32_t *target)
 {
 	struct leap_core_config cfg = {.streams = 64, .cold_chunk = 16, .kra_trust = 3};
 	struct leap_core_env env = {.swap = {.sync_pct = 0}, .can_prefetch = true};
@@ -175,10 +176,11 @@ static void test_one_stream_one_lane(void **state)
 		pages[i] = i % 50 == 49 ? r[1].lo : r[0].lo + 16 * (uint64_t)i;
 	one = feed(1, LEAP_FLAVOR_OURS, pages, 800, r);
 	lanes = feed(LEAP_DEFAULT_LANES, LEAP_FLAVOR_OURS, pages, 800, r);
-	print_message("# stride 16 with a stray fault every 50: single history %u windows "
-		      "(%u pages, %u hits), lanes %u (%u pages, %u hits)\n",
-		      one.windows_in[0], one.pages_in[0], one.hits, lanes.windows_in[0],
-		      lanes.pages_in[0], lanes.hits);
+	print_message(
+		"# stride 16 with a stray fault every 50: single history %u windows "
+		"(%u pages, %u hits), lanes %u (%u pages, %u hits)\n",
+		one.windows_in[0], one.pages_in[0], one.hits, lanes.windows_in[0],
+		lanes.pages_in[0], lanes.hits);
 	assert_false(lanes.two_ids_in_one_region);
 	assert_true(lanes.hits > 700);
 	assert_true(lanes.hits >= one.hits);
@@ -211,11 +213,11 @@ static void test_random_bounded(void **state)
 	leap_params_default(&p);
 	assert_int_equal(leap_table_init(&t, 64, LEAP_HSIZE_MAX), 0);
 	for (uint32_t i = 0; i < 2000; i++)
-		leap_history_push(&leap_lane_get(&t,
-						 leap_key_make(LEAP_KEY_PROCESS, 7, 100, 100),
-						 &p, pages[i], i)
-					   ->hist,
-				  pages[i]);
+		leap_history_push(
+			&leap_lane_get(&t, leap_key_make(LEAP_KEY_PROCESS, 7, 100, 100),
+				       &p, pages[i], i)
+				 ->hist,
+			pages[i]);
 	assert_int_equal(t.used, p.lanes);
 	leap_table_free(&t);
 }

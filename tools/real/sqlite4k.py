@@ -10,7 +10,12 @@ Phases: load (MIB MiB of rows, one row a page or so), then in the order
 given (default reverse,point; "both" is that too): reverse (the whole
 table read by descending primary key: SQLite walks its B-tree backwards,
 a backward stream of pages), point (look-ups of a fixed-seed random tenth
-of the keys: random page-ins).  Each phase runs ROUNDS times over
+of the keys: random page-ins), index (the whole table read in the order
+of an index on the first KEY_BYTES of each row, built by the load when the
+phase is asked for: SQLite walks the index's leaves, four entries a page,
+and fetches each row from the table by its rowid, so the page-ins are two
+ascending streams in turns, the index's and the table's, as in a
+database server's index-order scan).  Each phase runs ROUNDS times over
 (default 1), and again until it has run SECONDS (default 0): a service's
 steady stream of queries.  Every row read is checked against what the
 load wrote; exits 3 on a mismatch.  Prints one JSON line with the phase
@@ -23,6 +28,7 @@ import sys
 import time
 
 ROW_BYTES = 3900  # payload per row: with SQLite's overhead, one 4 KiB page
+KEY_BYTES = 900  # index key: four entries to an index page
 
 
 def payload(i):
@@ -39,6 +45,21 @@ def reverse_scan(db, n):
             bad += 1
         expect -= 1
     return bad + (expect != -1)
+
+
+def index_scan(db, n):
+    """Rows read in index order (the index's order is the rowid's); the
+    mismatches."""
+    bad = 0
+    expect = 0
+    for i, v in db.execute(
+        f"SELECT id, v FROM t INDEXED BY tk WHERE substr(v, 1, {KEY_BYTES}) >= '' "
+        f"ORDER BY substr(v, 1, {KEY_BYTES})"
+    ):
+        if i != expect or v != payload(i):
+            bad += 1
+        expect += 1
+    return bad + (expect != n)
 
 
 def point_lookups(db, n, rng):
@@ -58,7 +79,7 @@ def main():
     seconds = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
     phases = ["reverse", "point"] if what == "both" else what.split(",")
     for ph in phases:
-        if ph not in ("reverse", "point"):
+        if ph not in ("reverse", "point", "index"):
             raise SystemExit(f"sqlite4k: unknown phase {ph}")
     n = (mib << 20) // 4096
     t = {}
@@ -69,6 +90,8 @@ def main():
     db.execute(f"PRAGMA cache_size=-{mib * 2 * 1024}")  # KiB: never evict
     db.execute("CREATE TABLE t(id INTEGER PRIMARY KEY, v TEXT)")
     db.executemany("INSERT INTO t VALUES(?,?)", ((i, payload(i)) for i in range(n)))
+    if "index" in phases:
+        db.execute(f"CREATE INDEX tk ON t(substr(v, 1, {KEY_BYTES}))")
     db.commit()
     t["load"] = time.monotonic() - t0
     bad = 0
@@ -77,7 +100,12 @@ def main():
         t0 = time.monotonic()
         r = 0
         while r < rounds or time.monotonic() - t0 < seconds:
-            bad += reverse_scan(db, n) if ph == "reverse" else point_lookups(db, n, rng)
+            if ph == "reverse":
+                bad += reverse_scan(db, n)
+            elif ph == "index":
+                bad += index_scan(db, n)
+            else:
+                bad += point_lookups(db, n, rng)
             r += 1
         t[ph] = time.monotonic() - t0
         done[ph] = r

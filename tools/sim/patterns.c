@@ -61,7 +61,8 @@ int pat_parse(const char *s, struct pat_spec *out, const char **why)
 		out->arg = (uint32_t)v;
 		return 0;
 	}
-	*why = "unknown pattern (seq, reverse, stride:K, interleave:T, lockstep:K, phase, "
+	*why = "unknown pattern (seq, reverse, stride:K, interleave:T, lockstep:K, "
+	       "phase, "
 	       "random, noise:K)";
 	return -1;
 }

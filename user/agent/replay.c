@@ -50,8 +50,8 @@ static error_t parse_replay(int key, char *arg, struct argp_state *state)
 		unsigned long v = strtoul(arg, &end, 10);
 
 		if (!*arg || *end || v < 1 || v > LEAP_LANES_MAX)
-			argp_error(state, "--lanes must be 1..%u, not '%s'", LEAP_LANES_MAX,
-				   arg);
+			argp_error(state, "--lanes must be 1..%u, not '%s'",
+				   LEAP_LANES_MAX, arg);
 		r->lanes = (uint32_t)v;
 		return 0;
 	}

@@ -20,7 +20,7 @@ struct core_target {
 /* A thread whose stream the kernel's readahead serves: quiet until `until`. */
 struct core_quiet {
 	uint32_t tid;
-	uint64_t until; /* ns, the events' clock; 0: not quiet */
+	uint64_t until;	 /* ns, the events' clock; 0: not quiet */
 	uint64_t lifted; /* when its quiet was last lifted */
 };
 

@@ -41,7 +41,8 @@ static uint64_t lane_distance(const struct leap_stream *s, uint64_t page)
 }
 
 struct leap_stream *leap_lane_get(struct leap_table *t, struct leap_stream_key_t key,
-				  const struct leap_params *p, uint64_t page, uint64_t now)
+				  const struct leap_params *p, uint64_t page,
+				  uint64_t now)
 {
 	uint32_t lanes = p->lanes < LEAP_LANES_MAX ? p->lanes : LEAP_LANES_MAX;
 	uint32_t best = UINT32_MAX, unused = UINT32_MAX, stalest = 0;
