@@ -104,7 +104,8 @@ const volatile bool leap_wake_major = true;
 const volatile bool leap_swap_events_only = false;
 /*
  * A major fault wakes the reader at once only if it is at most this many
- * pages from its stream's previous fault (0: any distance).  A prefetcher
+ * pages from one of its stream key's newest faults (leap_last; 0: any
+ * distance).  A prefetcher
  * can act on a near fault (a trend may start or go on); a far jump, the
  * normal case under random access, waits for the next batch instead of
  * costing a wake-up per fault.
@@ -265,13 +266,32 @@ static __always_inline bool pf_issued_before(__u32 pflags, __u64 fault_ns)
 	       *(volatile __u64 *)&done->done_ns <= fault_ns;
 }
 
-/* Last faulting page of each stream, for leap_event.delta. */
+/*
+ * The newest faulting pages of each stream key: leap_event.delta is taken
+ * from the newest, and a major fault near any of them wakes the reader at
+ * once (leap_wake_delta_max): it may continue any of the streams one
+ * process walks in turns, which the agent follows apart (its lanes,
+ * user/lib/lanes.c).  With the newest page alone, each fault of two
+ * arrays read in lock-step is a far jump from the other's.
+ */
+#define LEAP_LAST_PAGES 4 /* a power of two, as many as the agent's lanes */
+struct leap_last_pages {
+	__u64 page[LEAP_LAST_PAGES];
+	__u32 newest; /* index of the newest page */
+	__u32 pad;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, LEAP_STREAMS_MAX);
-	__type(key, __u32);   /* tgid, or tid with LEAP_TGT_THREAD_DELTAS */
-	__type(value, __u64); /* page number */
+	__type(key, __u32); /* tgid, or tid with LEAP_TGT_THREAD_DELTAS */
+	__type(value, struct leap_last_pages);
 } leap_last SEC(".maps");
+
+static __always_inline __u64 page_distance(__u64 a, __u64 b)
+{
+	return a > b ? a - b : b - a;
+}
 
 /*
  * Threads whose misses need no wake-up, until the time stored (ns, the
@@ -530,7 +550,8 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 	struct leap_event *ev;
 	__u64 page = p->addr >> LEAP_PAGE_SHIFT;
 	__u32 key = (p->tflags & LEAP_TGT_THREAD_DELTAS) ? tid : tgid;
-	__u64 *last, prod = 0, wake;
+	struct leap_last_pages *last;
+	__u64 prod = 0, wake, near = 0;
 	struct leap_pf_key pk = {.tgid = tgid, .page = page};
 	__u32 flags = p->flags, *pf = 0;
 	bool marker = false;
@@ -569,10 +590,27 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 
 	last = bpf_map_lookup_elem(&leap_last, &key);
 	if (last) {
-		delta = (__s64)(page - *last);
-		*last = page;
+		__u32 newest = last->newest & (LEAP_LAST_PAGES - 1);
+
+		delta = (__s64)(page - last->page[newest]);
+		near = page_distance(page, last->page[0]);
+#pragma unroll
+		for (int i = 1; i < LEAP_LAST_PAGES; i++) {
+			__u64 d = page_distance(page, last->page[i]);
+
+			if (d < near)
+				near = d;
+		}
+		newest = (newest + 1) & (LEAP_LAST_PAGES - 1);
+		last->page[newest] = page;
+		last->newest = newest;
 	} else {
-		bpf_map_update_elem(&leap_last, &key, &page, BPF_ANY);
+		struct leap_last_pages first = {};
+
+#pragma unroll
+		for (int i = 0; i < LEAP_LAST_PAGES; i++)
+			first.page[i] = page;
+		bpf_map_update_elem(&leap_last, &key, &first, BPF_ANY);
 	}
 
 	if (!(p->tflags & LEAP_TGT_EVENTS))
@@ -606,8 +644,7 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 		wake = 0; /* libbpf's default: adaptive, wake when the reader caught up */
 	else if ((leap_wake_major && !(p->tflags & LEAP_TGT_NO_WAKE) &&
 		  (flags & LEAP_EV_MAJOR) &&
-		  (!leap_wake_delta_max ||
-		   (__u64)(delta < 0 ? -delta : delta) <= leap_wake_delta_max) &&
+		  (!leap_wake_delta_max || near <= leap_wake_delta_max) &&
 		  !thread_quiet(tid, p->ts_ns)) ||
 		 marker ||
 		 prod / leap_wakeup_bytes !=
