@@ -398,6 +398,40 @@ static void test_served_streams(void **state)
 	leap_core_free(c);
 }
 
+/*
+ * One thread, two lanes the kernel's readahead serves in turns: a fill
+ * (held: the thread goes quiet) and a read stream (acted on: the quiet is
+ * lifted).  Once lifted, the fill does not quiet the thread again within
+ * the quiet time (the read lane's misses would wait for a batch, and each
+ * turn would write the map); after it, it does.
+ */
+static void test_quiet_with_two_lanes(void **state)
+{
+	struct leap_core *c = core_new();
+	uint32_t t = add_target(c, LEAP_CORE_LEAP, false);
+	const struct leap_core_counters *k = leap_core_counters(c);
+	const struct leap_core_plan *pl;
+	uint64_t fill = 50000, read = 900000, ts = 1;
+	(void)state;
+
+	port_state.mapped = true;
+	for (int i = 0; i < 40; i++, fill += 8, read += 8) {
+		/* each lane's first miss has no gap to be served across */
+		pl = feed(c, t, fill, MISS | LEAP_EV_WRITE, ts += 1000);
+		assert_true(pl->step.hold == (i > 0));
+		pl = feed(c, t, read, MISS, ts += 1000);
+		assert_false(pl->step.hold);
+	}
+	assert_int_equal(k->quiet_sets, 1);
+	assert_int_equal(k->quiet_lifts, 1);
+	/* The read lane stops; past the quiet time the fill quiets it again. */
+	ts += LEAP_CORE_QUIET_NS;
+	pl = feed(c, t, fill, MISS | LEAP_EV_WRITE, ts);
+	assert_int_equal(pl->quiet, LEAP_QUIET_SET);
+	assert_int_equal(k->quiet_sets, 2);
+	leap_core_free(c);
+}
+
 /* A process gone: its streams go, and a new stream in the same slot is
  * another (its generation). */
 static void test_forget(void **state)
@@ -426,6 +460,7 @@ int main(void)
 		cmocka_unit_test(test_tick_probe_and_policy),
 		cmocka_unit_test(test_outcome_judged),
 		cmocka_unit_test(test_served_streams),
+		cmocka_unit_test(test_quiet_with_two_lanes),
 		cmocka_unit_test(test_forget),
 	};
 
