@@ -665,6 +665,16 @@ static void print_verdict(FILE *f, uint64_t t, uint32_t target,
 		leap_verdict_change_name(v), c ? c->why : "");
 }
 
+/* A target's policy as the replay runs it: the record's, with the
+ * replay's lanes in place of the recorded ones where it gives them. */
+static void replay_policy(struct replay *p, const struct replay_opts *o,
+			  struct leap_core_policy *pol)
+{
+	get_policy(&p->rec, pol, p->version);
+	if (o->lanes)
+		pol->params.lanes = o->lanes;
+}
+
 /* One record, applied to the core. */
 static int replay_one(struct replay *p, struct leap_core *core,
 		      const struct replay_opts *o, struct replay_result *res)
@@ -682,11 +692,9 @@ static int replay_one(struct replay *p, struct leap_core *core,
 	switch (p->type) {
 	case REC_TARGET_ADD:
 		id = (uint32_t)get(&p->rec, 4);
-		get_policy(&p->rec, &pol, p->version);
+		replay_policy(p, o, &pol);
 		if (bad_length(p))
 			return -1;
-		if (o->lanes)
-			pol.params.lanes = o->lanes;
 		if (leap_core_target_add(core, &pol) != id) {
 			snprintf(p->err, p->errlen,
 				 "record %" PRIu64 ": target %u not given id %u",
@@ -696,11 +704,9 @@ static int replay_one(struct replay *p, struct leap_core *core,
 		return 0;
 	case REC_TARGET_SET:
 		id = (uint32_t)get(&p->rec, 4);
-		get_policy(&p->rec, &pol, p->version);
+		replay_policy(p, o, &pol);
 		if (bad_length(p))
 			return -1;
-		if (o->lanes)
-			pol.params.lanes = o->lanes;
 		leap_core_target_set(core, id, &pol);
 		return 0;
 	case REC_TARGET_REMOVE:
