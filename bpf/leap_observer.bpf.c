@@ -105,10 +105,9 @@ const volatile bool leap_swap_events_only = false;
 /*
  * A major fault wakes the reader at once only if it is at most this many
  * pages from one of its stream key's newest faults (leap_last; 0: any
- * distance).  A prefetcher
- * can act on a near fault (a trend may start or go on); a far jump, the
- * normal case under random access, waits for the next batch instead of
- * costing a wake-up per fault.
+ * distance).  A prefetcher can act on a near fault (a trend may start or
+ * go on); a far jump, the normal case under random access, waits for the
+ * next batch instead of costing a wake-up per fault.
  */
 const volatile __u64 leap_wake_delta_max = 0;
 /*

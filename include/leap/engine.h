@@ -355,6 +355,8 @@ struct leap_stream *leap_table_get(struct leap_table *t,
 				   uint64_t now);
 struct leap_stream *leap_table_find(struct leap_table *t,
 				    const struct leap_stream_key_t *key);
+/* A stream of t found (leap_table_find()) is used now: the most recent. */
+void leap_table_touch(struct leap_table *t, struct leap_stream *s, uint64_t now);
 /* The slot of a stream of t, 0..capacity-1. */
 uint32_t leap_table_slot(const struct leap_table *t, const struct leap_stream *s);
 /*

@@ -62,8 +62,7 @@ int pat_parse(const char *s, struct pat_spec *out, const char **why)
 		return 0;
 	}
 	*why = "unknown pattern (seq, reverse, stride:K, interleave:T, lockstep:K, "
-	       "phase, "
-	       "random, noise:K)";
+	       "phase, random, noise:K)";
 	return -1;
 }
 

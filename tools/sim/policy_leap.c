@@ -30,8 +30,8 @@ static int leap_init(struct sim_policy *p, const struct sim_trace *t)
 		return -1;
 	p->opts.leap.key =
 		p->kind == SIM_POL_LEAP_THREAD ? LEAP_KEY_THREAD : LEAP_KEY_PROCESS;
-	/* Room for every lane of each thread or process of the trace: none is evicted, so
-	 * the table's LRU does not blur the comparison. */
+	/* Room for every lane of each thread or process of the trace: none
+	 * is evicted, so the table's LRU does not blur the comparison. */
 	cfg.streams = p->opts.leap.key == LEAP_KEY_THREAD ? t->nthreads : t->npids;
 	cfg.streams *= p->opts.leap.lanes ? p->opts.leap.lanes : 1;
 	cfg.hsize_max = p->opts.leap.hsize;

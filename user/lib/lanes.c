@@ -45,14 +45,15 @@ struct leap_stream *leap_lane_get(struct leap_table *t, struct leap_stream_key_t
 				  uint64_t now)
 {
 	uint32_t lanes = p->lanes < LEAP_LANES_MAX ? p->lanes : LEAP_LANES_MAX;
-	uint32_t best = UINT32_MAX, unused = UINT32_MAX, stalest = 0;
-	uint64_t best_d = UINT64_MAX, stalest_used = UINT64_MAX;
+	uint32_t unused = UINT32_MAX;
+	struct leap_stream *best = NULL, *stalest = NULL;
+	uint64_t best_d = UINT64_MAX;
 
 	key.lane = 0;
 	if (lanes <= 1 || p->max_delta == 0 || p->flavor == LEAP_FLAVOR_PAPER)
 		return leap_table_get(t, &key, p->hsize, now);
 	for (uint32_t lane = 0; lane < lanes; lane++) {
-		const struct leap_stream *s;
+		struct leap_stream *s;
 		uint64_t d;
 
 		key.lane = lane;
@@ -65,18 +66,20 @@ struct leap_stream *leap_lane_get(struct leap_table *t, struct leap_stream_key_t
 		d = lane_distance(s, page);
 		if (d < best_d) {
 			best_d = d;
-			best = lane;
+			best = s;
 		}
-		if (s->last_used < stalest_used) {
-			stalest_used = s->last_used;
-			stalest = lane;
-		}
+		if (!stalest || s->last_used < stalest->last_used)
+			stalest = s;
 	}
-	if (best != UINT32_MAX && best_d <= p->max_delta)
-		key.lane = best;
-	else if (unused != UINT32_MAX)
-		key.lane = unused;
-	else
-		key.lane = stalest;
+	if (best && best_d <= p->max_delta) {
+		leap_table_touch(t, best, now);
+		return best;
+	}
+	if (unused == UINT32_MAX) {
+		/* every lane taken: the least recently used one moves */
+		leap_table_touch(t, stalest, now);
+		return stalest;
+	}
+	key.lane = unused;
 	return leap_table_get(t, &key, p->hsize, now);
 }

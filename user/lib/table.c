@@ -164,6 +164,17 @@ struct leap_stream *leap_table_find(struct leap_table *t,
 	return t->index[i] ? &t->streams[t->index[i] - 1] : NULL;
 }
 
+void leap_table_touch(struct leap_table *t, struct leap_stream *s, uint64_t now)
+{
+	uint32_t n = leap_table_slot(t, s);
+
+	if (t->lru_head != n) {
+		lru_unlink(t, n);
+		lru_push_front(t, n);
+	}
+	s->last_used = now;
+}
+
 struct leap_stream *leap_table_get(struct leap_table *t,
 				   const struct leap_stream_key_t *key, uint32_t hsize,
 				   uint64_t now)
@@ -172,13 +183,8 @@ struct leap_stream *leap_table_get(struct leap_table *t,
 	struct leap_stream *s;
 
 	if (t->index[i]) {
-		n = t->index[i] - 1;
-		s = &t->streams[n];
-		if (t->lru_head != n) {
-			lru_unlink(t, n);
-			lru_push_front(t, n);
-		}
-		s->last_used = now;
+		s = &t->streams[t->index[i] - 1];
+		leap_table_touch(t, s, now);
 		return s;
 	}
 	if (t->used == t->capacity) {
