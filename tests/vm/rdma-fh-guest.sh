@@ -141,6 +141,15 @@ loop=$(losetup --direct-io=on --show -f "$tmp/mnts/swap") || exit 1
 mkswap -q "$loop" >/dev/null && swapon -p 32767 "$loop"
 t $? "swap on $loop over leap-swapd over firehoses" || exit 1
 echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+# What a workload's SIGKILL (exit 137) was, for its failure line: the
+# memcg's OOM kills and the kernel's newest lines (one such kill seen,
+# 2026-11-29, 6.1, the mrrc run, with nothing on stderr).
+memcg_kill_evidence()
+{
+	printf ' (memcg oom_kill %s; kernel: %s)' \
+		"$(awk '$1 == "oom_kill" {print $2}' /sys/fs/cgroup/leapfh/memory.events 2>/dev/null)" \
+		"$(dmesg | tail -n 6 | tr '\n' ';')"
+}
 mkdir -p /sys/fs/cgroup/leapfh
 echo 12M >/sys/fs/cgroup/leapfh/memory.max
 out0=$(awk '$1 == "pswpout" {print $2}' /proc/vmstat)
@@ -149,7 +158,7 @@ timeout -k 5 300 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' /sys/fs/cgroup/
 rc=$?
 out1=$(awk '$1 == "pswpout" {print $2}' /proc/vmstat)
 t $rc "seq over 36M in a 12M memcg through swap over firehoses: exit $rc (every page verified)" ||
-	note "$(cat "$tmp/wl.err")"
+	note "$(cat "$tmp/wl.err")$(memcg_kill_evidence)"
 [ $((out1 - out0)) -gt 3000 ]
 t $? "pswpout grew by $((out1 - out0))"
 st=$(timeout -k 5 20 python3 -c '
@@ -199,7 +208,7 @@ timeout -k 5 300 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' /sys/fs/cgroup/
 	"$B/leap-workload" --pattern seq --footprint 36M >"$tmp/wlz.out" 2>"$tmp/wlz.err"
 rc=$?
 t $rc "seq over 36M through swap with --reg-cache mrrc: exit $rc (every page verified)" ||
-	note "$(cat "$tmp/wlz.err")"
+	note "$(cat "$tmp/wlz.err")$(memcg_kill_evidence)"
 # A second access shape for the recorded trace: phase cycles seq, stride:8,
 # reverse and random segments (docs/registration.md replays swapdz.tr).
 timeout -k 5 300 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' /sys/fs/cgroup/leapfh \
