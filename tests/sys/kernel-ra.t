@@ -9,9 +9,9 @@
 #  - a sequential or backward scan, a read stream the kernel's readahead
 #    serves, gets Leap's windows past the kernel's
 #    (windows_beyond_kernel_readahead), which the program then hits, and
-#    it takes fewer major faults that read the device than with every
-#    served stream left to the kernel (--kernel-readahead defer, which
-#    issues no such window), for both scans;
+#    it takes fewer major faults than under Linux alone (the kernel's
+#    count), for both scans; with every served stream left to the kernel
+#    (--kernel-readahead defer) no window goes past the kernel's;
 #  - every byte the scan reads is the one the fill wrote;
 #  - no page behind a scan is made cold (cold_behind is for fills), and
 #    with --cold-behind 0 none at all;
@@ -50,16 +50,26 @@ run()
 	prog=("$PY" "$root/tools/real/pyscan.py" 128 "${words[@]}")
 	# SWPIN_ZERO reaches the agent on the tracepoint path only.
 	[ "$pat" = perl ] && prog=(perl "$root/tools/real/perlscan.pl" 128 8) hook=(--hook tracepoint)
+	vmstat >"$tmp/$name.vm0"
 	run_unless_oom "$tmp/$name.out" "$tmp/$name.err" "$AGENT" run --policy leap "${hook[@]}" \
 		"$@" --kernel-readahead "$ra" --memory-limit 64M --json "$tmp/$name.json" -- \
 		"${prog[@]}"
 	is "$?" 0 "$name: the program ran to completion under leap-agent"
+	vmstat | paste -d' ' "$tmp/$name.vm0" - |
+		awk '{printf "%s=%d ", $1, $4 - $2}' >"$tmp/$name.vm"
+	echo "page_cluster=$(cat /proc/sys/vm/page-cluster)" >>"$tmp/$name.vm"
 	like "$(cat "$tmp/$name.out")" '"bad": 0' "$name: every page read back had the value the fill wrote"
 	diag "$name: $(jq -c '{swapin_misses, prefetched, hits, prefetch_wasted,
 		held_for_kernel_readahead, windows_beyond_kernel_readahead,
-		zero_filled_misses, swapin_unarmed, cold_behind_pages}' "$tmp/$name.json")"
+		zero_filled_misses, swapin_unarmed, cold_behind_pages}' "$tmp/$name.json"); kernel: $(cat "$tmp/$name.vm")"
 }
 val() { jq -r ".$2" "$tmp/$1.json"; }
+# The kernel's own counts over a run (system-wide; nothing else runs), a
+# witness for the hooks' counts; run() adds vm.page-cluster at its end.
+vmstat()
+{
+	grep -E '^(pswpin|pgmajfault|swpin_zero) ' /proc/vmstat
+}
 
 # The defer rows never stand down: with every stream left to the kernel
 # they prefetch nothing, and the cost model would stop following them
@@ -68,6 +78,7 @@ printf '[default]\nstand_down = never\n' >"$tmp/never.conf"
 for pat in seq reverse; do
 	run "$pat" keep "$pat"
 	run "$pat-defer" defer "$pat" --config "$tmp/never.conf"
+	run "$pat-linux" keep "$pat" --policy off
 	cmp_ok "$(val "$pat" windows_beyond_kernel_readahead)" '>' 10 \
 		"$pat: the scan (a read stream) got windows past the kernel's"
 	is "$(val "$pat-defer" windows_beyond_kernel_readahead)" 0 \
@@ -85,21 +96,24 @@ done
 # both scans on their major faults.
 cmp_ok "$(($(val seq hits) * 100))" '>' "$(($(val seq prefetched) * 60))" \
 	"seq: most prefetched pages were hit (> 60%; measured 85-96%)"
-# The major faults that read the device: those the hooks saw less the
-# fill's misses on zero-filled swap entries (no I/O, the same in every
-# row), plus the swap reads while the hooks were off (swapin_unarmed: the
-# default mode sees a burst only once it armed).  The zero-filled misses
-# had hidden the difference: a CI run read seq 4,728 against 5,521 with
-# defer, all misses counted (86%), and 613 against 1,378 device reads
-# (44%); three runs here since: seq 9-17%, reverse 26-36% (CI 28%).
-reads()
-{
-	echo $(($(val "$1" swapin_misses) - $(val "$1" zero_filled_misses) + $(val "$1" swapin_unarmed)))
-}
-cmp_ok "$(($(reads seq) * 100))" '<' "$(($(reads seq-defer) * 75))" \
-	"seq: fewer major faults that read the device than with the stream left to the kernel ($(reads seq) against $(reads seq-defer))"
-cmp_ok "$(($(reads reverse) * 100))" '<' "$(($(reads reverse-defer) * 75))" \
-	"reverse: fewer major faults that read the device than with the stream left to the kernel ($(reads reverse) against $(reads reverse-defer))"
+# The major faults, as the kernel counts them (/proc/vmstat pgmajfault
+# over the run), against Linux alone (--policy off: no hooks, no windows).
+# Not the hooks' counts, nor the defer rows: the default arming mode sees a
+# fill only once a neighbour read the device (seq-linux observed: 6,616
+# of the kernel's 8,891), and a defer row takes a stream over once a gap
+# between two misses was not the kernel's (its pages not all mapped):
+# seq-defer prefetched 27,930 pages in one run of six here and read the
+# device at 1,314 faults against 4,754 (2026-11-29; a CI run failed on
+# that, 967 against 874).  Both rows take the fill's ~4,100 majors on
+# zero-filled entries (no I/O, the kernel's alone), so the ratio is above
+# what the windows save on the scan.  Measured in five runs here
+# (2026-11-29): seq 4,654-4,719 against 8,878-8,940 (52-53%), reverse
+# 4,463-4,969 against 7,172-7,214 (62-69%).
+majors() { sed -n 's/.*pgmajfault=\([0-9]*\).*/\1/p' "$tmp/$1.vm"; }
+for pat in seq reverse; do
+	cmp_ok "$(($(majors "$pat") * 100))" '<' "$(($(majors "$pat-linux") * 85))" \
+		"$pat: fewer major faults than Linux alone, by the kernel's count ($(majors "$pat") against $(majors "$pat-linux"))"
+done
 
 # Only the pages behind the fill may be made cold (32,768 at most, while
 # the hooks see it), never the scans' (read streams).  The defer rows

@@ -65,7 +65,7 @@ const struct agent_counter agent_counters[] = {
 	     "leap_agent_windows_beyond_kernel_readahead_total",
 	     "Windows issued past the kernel's readahead on a read stream it serves."),
 	CORE("zero_filled_misses", zero_misses, "leap_agent_zero_filled_misses_total",
-	     "Misses that found zero-filled swap entries (no I/O)."),
+	     "Misses that found only zero-filled swap entries (no device read)."),
 	CORE("quiet_sets", quiet_sets, "leap_agent_quiet_sets_total",
 	     "Threads told not to wake the agent for their misses."),
 	CORE("quiet_lifts", quiet_lifts, "leap_agent_quiet_lifts_total",
