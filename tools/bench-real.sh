@@ -35,6 +35,9 @@
 # a limit), in these rows, interleaved and rotated over --reps repetitions:
 #   a    no prefetch: vm.page-cluster=0, no agent
 #   b    Linux readahead: vm.page-cluster=3, no agent      (the baseline)
+#   b6   Linux readahead with vm.page-cluster=6 (64 pages, read by the
+#        faulting thread itself), no agent: prefetching as deep as leap's
+#        windows, from the program's own CPU (not in the default rows)
 #   c    leap-agent run --policy leap, readahead kept
 #   c0   leap-agent run --policy leap --kernel-readahead off
 #   cd   leap-agent run --policy leap --kernel-readahead defer: readahead
@@ -122,7 +125,8 @@ Usage: tools/bench-real.sh [OPTION...]          (root)
                       java-gc node-gc sqlite-rev sqlite-point sqlite-service
                       (default: the first seven)
   --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
-  --rows "R..."       among a b c c0 cd cn o f e e0 x (default "$ROWS"; o = observe only,
+  --rows "R..."       among a b b6 c c0 cd cn o f e e0 x (default "$ROWS"; o = observe only,
+                      b6 = Linux readahead with vm.page-cluster=6,
                       cn = row c with --cold-behind 0, x = row c with --agent-x's build,
                       e, e0 = backend mode with readahead kept, off: --swap backend)
   --reps N            interleaved repetitions, median reported (default $REPS)
@@ -225,7 +229,7 @@ esac
 	exit 2
 }
 for r in $ROWS; do
-	case $r in a | b | c | c0 | cd | cn | o | f) ;;
+	case $r in a | b | b6 | c | c0 | cd | cn | o | f) ;;
 	x)
 		[ -n "$AGENT_X" ] || [ ${#X_ARGS[@]} -gt 0 ] || {
 			echo "bench-real: row x needs --agent-x PATH or --x-args ARGS" >&2
@@ -392,7 +396,7 @@ done
 [ -n "$PIN" ] && echo "# every program runs on CPU $PIN alone, in every row (the agent is not pinned)"
 
 CSV=$OUTDIR/real-$(date +%Y%m%d-%H%M%S).csv
-echo "program,pct,limit_mib,row,rep,status,wall_s,phases,swapin_misses,prefetched,hits,wasted,accuracy,coverage,agent_user_us_per_event,agent_sys_us_per_event,agent_own_us_per_event,bpf_ns_per_fault,reaction_p50_us,reaction_p99_us" >"$CSV"
+echo "program,pct,limit_mib,row,rep,status,wall_s,phases,swapin_misses,prefetched,hits,wasted,accuracy,coverage,agent_user_us_per_event,agent_sys_us_per_event,agent_own_us_per_event,bpf_ns_per_fault,reaction_p50_us,reaction_p99_us,user_s" >"$CSV"
 
 # One run: program $1 at limit $2 MiB, row $3, repetition $4; appends a CSV line.
 run_one()
@@ -405,8 +409,8 @@ run_one()
 	[ -n "$PIN" ] && cmd=(taskset -c "$PIN" "${cmd[@]}")
 	rm -f "$js"
 	case $row in
-	a | b)
-		if [ "$row" = a ]; then page_cluster_set 0; else page_cluster_set 3; fi
+	a | b | b6)
+		case $row in a) page_cluster_set 0 ;; b) page_cluster_set 3 ;; b6) page_cluster_set 6 ;; esac
 		h=$(memcg_create "${lim}M") || return 1
 		t0=$(date +%s.%N)
 		memcg_run_timeout "$RUN_TIMEOUT" "$h" "${cmd[@]}" >"$out" 2>"$err"
@@ -455,9 +459,13 @@ run_one()
 	"$PY" - "$p" "$pct" "$lim" "$row" "$rep" "$status" "$wall" "$miss" "$out" "$js" >>"$CSV" <<'EOF'
 import json, sys
 p, pct, lim, row, rep, status, wall, miss, out, js = sys.argv[1:]
-phases = {}
+phases, user_s = {}, ""
 try:
-    phases = json.loads(open(out).read().strip().splitlines()[-1])["phases"]
+    said = json.loads(open(out).read().strip().splitlines()[-1])
+    phases = said["phases"]
+    # The program's own user CPU (the Python programs say it): empty when
+    # it does not.
+    user_s = f"{said['user_s']:.3f}" if "user_s" in said else ""
 except Exception:
     pass
 a = {}
@@ -476,7 +484,7 @@ print(",".join(str(x) for x in [
     f"{g('accuracy'):.4f}", f"{g('coverage'):.4f}", f"{user:.3f}",
     f"{max(cpu - user, 0):.3f}", f"{g('agent_own_cpu_us_per_event'):.3f}",
     f"{g('bpf_ns_per_fault'):.0f}",
-    g("reaction_p50_us"), g("reaction_p99_us")]))
+    g("reaction_p50_us"), g("reaction_p99_us"), user_s]))
 EOF
 	[ "$status" = wrong ] && return 3
 	return 0

@@ -24,6 +24,7 @@ import sys
 ROW_NAMES = {
     "a": "no prefetch",
     "b": "Linux readahead",
+    "b6": "Linux readahead, vm.page-cluster=6",
     "c": "leap + readahead",
     "c0": "leap alone",
     "cd": "leap + readahead, every stream it serves left to it",
@@ -46,6 +47,8 @@ METRICS = [
     ("bpf_ns_per_fault", "BPF ns/fault", "{:.0f}"),
     ("reaction_p50_us", "react p50 us", "{:.0f}"),
     ("reaction_p99_us", "react p99 us", "{:.0f}"),
+    # the program's own user CPU (the Python programs say it)
+    ("user_s", "prog usr s", "{:.2f}"),
 ]
 
 
@@ -141,9 +144,9 @@ def main():
                 if key == "bpf_ns_per_fault" and (p, pct, row) in bpf_ns:
                     v = med(bpf_ns[(p, pct, row)])
                 else:
-                    v = med([float(r[key]) for r in g if r.get(key, "") != ""])
+                    v = med([float(r[key]) for r in g if r.get(key) not in (None, "")])
                 rec[key] = v
-                vals.append(fmt.format(v) if v is not None and row in ("c", "c0", "cd", "cn", "o", "f", "e", "e0", "x") or key == "swapin_misses" else "")
+                vals.append(fmt.format(v) if v is not None and (row in ("c", "c0", "cd", "cn", "o", "f", "e", "e0", "x") or key in ("swapin_misses", "user_s")) else "")
             for k, v in ph.items():
                 rec["phase_" + k] = med(v)
                 if bph.get(k):
