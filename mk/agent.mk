@@ -6,8 +6,8 @@ AGENT_OBJS := $(patsubst user/agent/%.c,$(OUTPUT)/agent/%.o,$(AGENT_SRCS))
 UNIT_SRC_test_config := user/agent/config.c
 UNIT_LIBS_test_config := -linih
 UNIT_SRC_test_prefetch := user/agent/prefetch.c user/agent/pagemap.c user/agent/vmas.c \
-	user/agent/procs.c
-UNIT_LIBS_test_prefetch = $(LIBBPF_LIBS)
+	user/agent/procs.c user/agent/caps.c
+UNIT_LIBS_test_prefetch = $(LIBBPF_LIBS) -lcap
 UNIT_SRC_test_vmas := user/agent/vmas.c
 UNIT_SRC_test_placement := user/agent/placement.c
 UNIT_LIBS_test_placement := -Iuser/agent
@@ -16,8 +16,8 @@ UNIT_LIBS_test_replay := -Iuser/agent -lz
 # The recordings it replays (tools/record-traces.sh).
 $(OUTPUT)/tests/test_replay $(OUTPUT)/tests-san/test_replay: $(wildcard tests/data/recordings/*)
 UNIT_SRC_test_issuer := user/agent/issuer.c user/agent/prefetch.c user/agent/pagemap.c user/agent/placement.c \
-	user/agent/vmas.c user/agent/procs.c
-UNIT_LIBS_test_issuer = -Iuser/agent -Iuser $(LIBBPF_LIBS) -pthread
+	user/agent/vmas.c user/agent/procs.c user/agent/caps.c
+UNIT_LIBS_test_issuer = -Iuser/agent -Iuser $(LIBBPF_LIBS) -pthread -lcap
 
 AGENT_CFLAGS = $(OBSERVER_CFLAGS) -Iuser -Iuser/agent
 

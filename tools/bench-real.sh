@@ -31,6 +31,13 @@
 #   np-dot       numpy: two arrays filled, then a . b twice (BLAS reads both
 #                in lock-step: two streams interleaved in one thread)
 #   sort         GNU sort with its whole input in one in-memory buffer
+#   pg-seqscan, pg-index, pg-point
+#                PostgreSQL (tools/real/pgpool.sh): a server whose buffer
+#                pool (shmem) holds the whole table, read into it
+#                (pg_prewarm), then a parallel sequential scan (leader + 2
+#                workers), the table in key order through its index, or
+#                look-ups of a random tenth of the keys (needs postgresql
+#                and postgresql-contrib: not a build dependency)
 # Each runs at --limits percent of its own peak RSS (measured first without
 # a limit), in these rows, interleaved and rotated over --reps repetitions:
 #   a    no prefetch: vm.page-cluster=0, no agent
@@ -92,6 +99,7 @@ root=$(cd "$here/.." && pwd)
 . "$root/tests/lib/fixture.sh"
 
 SORT_INPUT= # set once the scratch dir exists
+PG_DIR=     # the same
 JAVA_CLASSES= # GcWalk compiled there, once the scratch dir exists
 # Debian's interpreter (with python3-numpy), not a PATH one; LEAP_BENCH_PY
 # names another (a host whose numpy lives in a virtual environment).
@@ -122,7 +130,8 @@ usage()
 	cat <<EOF
 Usage: tools/bench-real.sh [OPTION...]          (root)
   --programs "P..."   among: $PROGRAMS py-seq py-fill py-shm-stride py-shm-seq
-                      java-gc node-gc sqlite-rev sqlite-point sqlite-service
+                      java-gc node-gc sqlite-rev sqlite-point sqlite-index
+                      sqlite-service np-dot pg-seqscan pg-index pg-point
                       (default: the first seven)
   --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
   --rows "R..."       among a b b6 c c0 cd cn o f e e0 x (default "$ROWS"; o = observe only,
@@ -305,6 +314,9 @@ program_cmd()
 	numpy) printf '%s\n' "$PY" "$here/real/npscan.py" "$MIB" ;;
 	np-dot) printf '%s\n' "$PY" "$here/real/npdot.py" "$MIB" ;;
 	sort) printf '%s\n' bash "$here/real/sortrun.sh" $((MIB / 2)) "$SORT_INPUT" ;;
+	# The pool is MIB MiB, the table 3/4 of it.
+	pg-seqscan | pg-index | pg-point)
+		printf '%s\n' bash "$here/real/pgpool.sh" run "$PG_DIR" "$MIB" "${1#pg-}" ;;
 	*) return 1 ;;
 	esac
 }
@@ -322,6 +334,10 @@ for p in $PROGRAMS; do
 	} ;;
 	node-gc) command -v node >/dev/null || {
 		echo "bench-real: node-gc needs Node.js (apt-get install nodejs)" >&2
+		exit 2
+	} ;;
+	pg-*) compgen -G "/usr/lib/postgresql/*/lib/pg_prewarm.so" >/dev/null || {
+		echo "bench-real: $p needs PostgreSQL (apt-get install postgresql postgresql-contrib)" >&2
 		exit 2
 	} ;;
 	esac
@@ -361,6 +377,15 @@ echo "# swap readahead: $("$AGENT" status 2>/dev/null | sed -n 's/^swap readahea
 JAVA_CLASSES=$scratch/java
 if [[ " $PROGRAMS " == *" java-gc "* ]]; then
 	mkdir -p "$JAVA_CLASSES" && javac -d "$JAVA_CLASSES" "$here/real/GcWalk.java" || exit 1
+fi
+
+PG_DIR=$scratch/pg
+if [[ " $PROGRAMS " == *" pg-"* ]]; then
+	chmod 711 "$scratch" || exit 1 # the server runs as the postgres user
+	# A server a killed run left behind (its shared memory, its cgroup).
+	fixture_register pkill -QUIT -f "postgres -D $PG_DIR/data"
+	bash "$here/real/pgpool.sh" setup "$PG_DIR" "$MIB" || exit 1
+	echo "# pg: table of $(cut -d' ' -f1 "$PG_DIR/expected") rows in $PG_DIR"
 fi
 
 SORT_INPUT=$scratch/sort-input

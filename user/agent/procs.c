@@ -9,6 +9,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "caps.h"
 #include "clock.h"
 #include "procs.h"
 #include "vmas.h"
@@ -89,7 +90,7 @@ static int entry_open(struct procs *c, struct proc_entry *e, uint32_t tgid)
 		return -errno;
 	if (c->use_pagemap) {
 		snprintf(path, sizeof(path), "/proc/%u/pagemap", tgid);
-		e->pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);
+		e->pagemap_fd = agent_open_proc_file(path, O_RDONLY | O_CLOEXEC);
 	}
 	e->tgid = tgid;
 	return 0;
