@@ -31,8 +31,14 @@ PG_BIN=${PG_BIN:-$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail 
 	echo "pgpool: no PostgreSQL server (apt-get install postgresql postgresql-contrib)" >&2
 	exit 2
 }
+usage()
+{
+	echo "usage: pgpool.sh setup DIR MIB | run DIR MIB seqscan|index|point" >&2
+	exit 2
+}
+[ $# -ge 3 ] && [[ $3 =~ ^[1-9][0-9]*$ ]] || usage
 what=$1 dir=$2 mib=$3
-rows=$((mib * 1024 * 3 / 4 * 1024 / 432)) # ~432 bytes a row with its header
+rows=$((mib * 3 * 1024 * 1024 / 4 / 432)) # 3/4 of MIB MiB, ~432 bytes a row with its header
 # setpriv execs (runuser forks and waits, which would put a process between
 # this shell and the server it signals).
 as_pg() { setpriv --reuid postgres --regid postgres --init-groups -- "$@"; }
@@ -96,11 +102,8 @@ setup)
 	server_down
 	exit $rc
 	;;
-run) ;;
-*)
-	echo "usage: pgpool.sh setup DIR MIB | run DIR MIB seqscan|index|point" >&2
-	exit 2
-	;;
+run) [ $# -eq 4 ] || usage ;;
+*) usage ;;
 esac
 
 kind=$4
