@@ -103,11 +103,14 @@ unarmed=$(st swapin_unarmed)
 # in a CI run (unarmed 300), 23-24 of 2,850-3,538 in 3 of 8 runs here
 # beside three busy loops (unarmed 20-55), armed once each; not
 # explained yet (a fault that entered before the entry hook attached and
-# read after the flag is one at most per attach).  So 3%: twice the worst
-# seen.  Before the reads while off were counted, seen alone was checked
-# against a share of maj that the attach's latency decides: 645 of 920 in
-# a fresh-clone run (the bound, 3/4, had been maj - 32).
-cmp_ok $((seen + unarmed)) '>=' $((maj - 4 - maj * 3 / 100)) \
+# read after the flag is one at most per attach).  Then a CI run
+# (2026-11-29, unarmed 173): 25 of 453 (5.5%).  What goes unaccounted is
+# the same 23-25 faults whatever maj (453-3,538), not a share of it: the
+# bound is maj less twice that, 50.  Before the reads while off were
+# counted, seen alone was checked against a share of maj that the
+# attach's latency decides: 645 of 920 in a fresh-clone run (the bound,
+# 3/4, had been maj - 32).
+cmp_ok $((seen + unarmed)) '>=' $((maj - 50)) \
 	"every major fault is seen or counted unarmed ($seen + $unarmed of $maj)" ||
 	diag "$(jq -c '{agent: (.agent | {fault_hook_arms, fault_hook_disarms, stand_downs, faults, events_dropped}), targets: [.targets[] | {prefetch, why}]}' /run/leap/agent.json)"
 cmp_ok "$seen" '<=' $((maj + 32)) "... and no more are seen than there were"
