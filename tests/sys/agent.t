@@ -230,6 +230,22 @@ else
 fi
 like "$("$AGENT" status)" "swap readahead: +$want" \
 	"status names the kernel's swap readahead (swap file's disk rotational=${rot:-?})"
+# Every thread of the agent holds the dropped capabilities: the prefetch
+# workers start after the drop (a thread keeps the sets it was created
+# with: session.c).  Before, the two workers of --workers 2 kept all of
+# root's (CapEff 000001fffeffffff beside the main thread's 0000008000880000).
+start_agent attach --cgroup "$cg" --workers 2
+ok $? "attach --workers 2 starts" || diag "$(cat "$FX_STATE/agent.err")"
+capeff() { awk '/^CapEff/ {print $2}' "$1/status"; }
+main_caps=$(capeff "/proc/$AGENT_PID")
+threads=0 dropped=0
+for task in /proc/"$AGENT_PID"/task/*; do
+	threads=$((threads + 1))
+	[ "$(capeff "$task")" = "$main_caps" ] && dropped=$((dropped + 1))
+done
+cmp_ok "$threads" '>=' 3 "the agent runs its 2 prefetch workers ($threads threads)"
+is "$dropped" "$threads" "every thread holds the dropped capabilities ($main_caps)"
+stop_agent
 start_agent attach --cgroup "$cg" --config "$tmp/good.conf" --kernel-readahead off \
 	--json "$tmp/attach.json"
 ok $? "attach --cgroup starts" || diag "$(cat "$tmp/agent.err")"

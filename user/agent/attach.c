@@ -170,7 +170,8 @@ int do_attach(int argc, char **argv)
 	if (session_start(&s) || add_targets(&s))
 		goto out;
 	session_warn_observing(&s);
-	session_drop_caps(&s, preopen_targets(s.a, o.keep_running));
+	if (session_drop_caps(&s, preopen_targets(s.a, o.keep_running)))
+		goto out;
 	fprintf(stderr,
 		"leap-agent: attached to %d target(s), hook %s, prefetch %s, caps %s\n",
 		s.a->ntargets, leap_observer_hook_name(s.a->obs), agent_prefetch_via(s.a),

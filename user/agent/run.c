@@ -217,8 +217,8 @@ int do_run(int argc, char **argv)
 	}
 	if (pol.mode == AGENT_MODE_LEAP)
 		session_warn_observing(&s);
-	if (!s.a->ex.be)
-		session_drop_caps(&s, false);
+	if (!s.a->ex.be && session_drop_caps(&s, false))
+		goto out;
 	session_clock_start(&s);
 	if (write(go[1], "g", 1) != 1)
 		goto out;
@@ -226,7 +226,8 @@ int do_run(int argc, char **argv)
 	go[1] = -1;
 	if (s.a->ex.be) {
 		preopen_after_exec(s.a, child, &ex[0]);
-		session_drop_caps(&s, false);
+		if (session_drop_caps(&s, false))
+			goto out;
 	}
 	session_loop(&s, child, &status);
 	if (session_interrupted()) {

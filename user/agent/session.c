@@ -224,9 +224,7 @@ int session_start(struct session *s)
 	s->a = a;
 	a->hold_all_kernel_ra = s->o->kernel_ra_defer;
 	install_signals();
-	if (start_backend(a, s->o) || start_observer(a, s->o))
-		return -1;
-	return start_issuer(a, s->o);
+	return start_backend(a, s->o) || start_observer(a, s->o) ? -1 : 0;
 }
 
 void session_warn_observing(const struct session *s)
@@ -236,7 +234,14 @@ void session_warn_observing(const struct session *s)
 			s->a->ex.prefetch_why);
 }
 
-void session_drop_caps(struct session *s, bool keep_sys_admin)
+/*
+ * The prefetch workers start only after the drop: capabilities are per
+ * thread (capset(2) sets the caller's; libcap's cap_set_proc() is that
+ * call unless the program is linked with libpsx), and a thread keeps the
+ * sets it was created with.  Workers started before it kept all of root's
+ * (CapEff 000001fffeffffff beside the main thread's 0000008000880000).
+ */
+int session_drop_caps(struct session *s, bool keep_sys_admin)
 {
 	int rc = agent_drop_caps(s->caps, sizeof(s->caps), keep_sys_admin);
 
@@ -247,6 +252,7 @@ void session_drop_caps(struct session *s, bool keep_sys_admin)
 			strerror(-rc));
 	}
 	state_write(s->a, s->caps);
+	return start_issuer(s->a, s->o);
 }
 
 void session_clock_start(struct session *s)

@@ -34,14 +34,15 @@ int session_config(struct session *s, const struct agent_opts *o);
  */
 int session_guard(struct session *s, struct run_cgroup *cg);
 /* The agent, its signal handlers, the backend link and the observer;
- * 0 or -1 after saying why. */
+ * 0 or -1 after saying why.  No prefetch worker yet: session_drop_caps(). */
 int session_start(struct session *s);
 /* Prints a warning when the agent will observe only. */
 void session_warn_observing(const struct session *s);
-/* Drops the capabilities the agent no longer needs and publishes the
- * state file.  keep_sys_admin: backend mode reads pagemaps of processes
- * still to come. */
-void session_drop_caps(struct session *s, bool keep_sys_admin);
+/* Drops the capabilities the agent no longer needs, publishes the state
+ * file and starts the prefetch workers, which inherit the dropped sets.
+ * keep_sys_admin: backend mode reads pagemaps of processes still to come.
+ * 0, or -1 when the workers could not start (said). */
+int session_drop_caps(struct session *s, bool keep_sys_admin);
 /* The wall and CPU clocks of the summary start now. */
 void session_clock_start(struct session *s);
 /*
