@@ -58,12 +58,12 @@ run()
 			sh "$root/tools/real/pyscan.py" "$PY" - 128 "${words[0]}")
 	# SWPIN_ZERO reaches the agent on the tracepoint path only.
 	[ "$pat" = perl ] && prog=(perl "$root/tools/real/perlscan.pl" 128 8) hook=(--hook tracepoint)
-	vmstat >"$tmp/$name.vm0"
+	kernel_counts >"$tmp/$name.vm0"
 	run_unless_oom "$tmp/$name.out" "$tmp/$name.err" "$AGENT" run --policy leap "${hook[@]}" \
 		"$@" --kernel-readahead "$ra" --memory-limit 64M --json "$tmp/$name.json" -- \
 		"${prog[@]}"
 	is "$?" 0 "$name: the program ran to completion under leap-agent"
-	vmstat | paste -d' ' "$tmp/$name.vm0" - |
+	kernel_counts | paste -d' ' "$tmp/$name.vm0" - |
 		awk '{printf "%s=%d ", $1, $4 - $2}' >"$tmp/$name.vm"
 	echo "page_cluster=$(cat /proc/sys/vm/page-cluster)" >>"$tmp/$name.vm"
 	like "$(cat "$tmp/$name.out")" '"bad": 0' "$name: every page read back had the value the fill wrote"
@@ -74,7 +74,7 @@ run()
 val() { jq -r ".$2" "$tmp/$1.json"; }
 # The kernel's own counts over a run (system-wide; nothing else runs), a
 # witness for the hooks' counts; run() adds vm.page-cluster at its end.
-vmstat()
+kernel_counts()
 {
 	grep -E '^(pswpin|pgmajfault|swpin_zero) ' /proc/vmstat
 }

@@ -76,6 +76,11 @@ server_down()
 # sum(hashtext(pad)) of the rows a query returns, and their count: what the
 # rows hold, checked against setup's.
 checksum="count(*) || ' ' || sum(hashtext(pad)::bigint)"
+# The look-ups of a random tenth of the keys (the same keys every time):
+# setup's answer is what every point run must read back.
+point="SELECT setseed(0.5);
+	SELECT $checksum FROM t WHERE id IN
+	  (SELECT 1 + (random() * ($rows - 1))::int FROM generate_series(1, $((rows / 10))));"
 
 case $what in
 setup)
@@ -93,11 +98,7 @@ setup)
 			    FROM generate_series(1, $rows) i" \
 			-c "VACUUM ANALYZE t" -c "CHECKPOINT" &&
 		sql -c "SELECT $checksum FROM t" >"$dir/expected" &&
-		sql -c "SELECT setseed(0.5);
-			SELECT $checksum FROM t WHERE id IN
-			  (SELECT 1 + (random() * ($rows - 1))::int
-			   FROM generate_series(1, $((rows / 10))));" |
-		tail -n 1 >"$dir/expected-point"
+		sql -c "$point" | tail -n 1 >"$dir/expected-point"
 	rc=$?
 	server_down
 	exit $rc
@@ -127,11 +128,7 @@ index)
 	;;
 point)
 	got=$(sql -c "SET enable_seqscan = off; SET max_parallel_workers_per_gather = 0;
-		SELECT setseed(0.5);
-		SELECT $checksum FROM t WHERE id IN
-		  (SELECT 1 + (random() * ($rows - 1))::int
-		   FROM generate_series(1, $((rows / 10))));" | tail -n 1) &&
-		want=$(cat "$dir/expected-point")
+		$point" | tail -n 1) && want=$(cat "$dir/expected-point")
 	;;
 *)
 	echo "pgpool: unknown run '$kind' (seqscan, index, point)" >&2

@@ -188,13 +188,14 @@ const struct leap_core_counters *leap_core_counters(const struct leap_core *c)
 
 /*
  * A miss whose swap-in found only zero-filled entries (no I/O).  A miss of
- * a fill is a write fault (a read-modify-write stream), or one of these (a fill that
- * reads each page first: Perl's vec()).  A read miss that also read the device is not
- * one: SWPIN_ZERO comes for any page of the kernel's readahead around the miss, and
- * CPython's scan meets a page its fill left zero every 256 pages ((i * 7 + 1) & 0xff),
- * each of which had made the whole stretch of scan behind it cold (kernel-ra.t:
- * 49,154-64,535 cold pages with the scan left to the kernel, twice the fill's 32,273; a
- * CI run failed on the backward scan with its windows).
+ * a fill is a write fault (a read-modify-write stream), or one of these (a
+ * fill that reads each page first: Perl's vec()).  A read miss that also
+ * read the device is not one: SWPIN_ZERO comes for any page of the
+ * kernel's readahead around the miss, and CPython's scan meets a page its
+ * fill left zero every 256 pages ((i * 7 + 1) & 0xff), each of which had
+ * made the whole stretch of scan behind it cold (kernel-ra.t:
+ * 49,154-64,535 cold pages with the scan left to the kernel, twice the
+ * fill's 32,273; a CI run failed on the backward scan with its windows).
  */
 static bool zero_filled_only(const struct leap_event *ev)
 {
