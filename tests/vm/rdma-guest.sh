@@ -360,7 +360,7 @@ t $? "leap-memd A freed the 64 punched pages ($fr)"
 
 loop=$(losetup --direct-io=on --show -f "$tmp/mnts/swap") || exit 1
 mkswap -q "$loop" >/dev/null && swapon -p 32767 "$loop"
-t $? "swap on $loop (direct I/O) over leap-swapd over RDMA" || exit 1
+t $? "swap on $loop (direct I/O) over leap-swapd over RDMA (at ${SECONDS} s of the part)" || exit 1
 
 echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
 cg=0
@@ -467,18 +467,21 @@ note "$(grep -v warning "$tmp/swapds.log" | tail -4)"
 # B comes back empty on the same address; leap-swapd refills it; A dies;
 # everything is read back from B over RDMA.
 start_memd B rdma "$B_addr"
-t $? "leap-memd B restarted on $B_addr" || exit 1
+t $? "leap-memd B restarted on $B_addr (at ${SECONDS} s of the part)" || exit 1
 rm -f "$tmp/ready" "$tmp/go"
 start_wl stride:16 rs --ready-file "$tmp/ready" --wait-file "$tmp/go"
 wait_file "$tmp/ready"
-for ((i = 0; i < 300; i++)); do
+# At most 40 s by the clock (each look starts python3 twice: ~0.5 s under
+# TCG, so a count of looks was no limit at all).
+t0=$SECONDS
+while ((SECONDS - t0 < 40)); do
 	[ "$(ctl_stat s under_replicated)" = 0 ] && [ "$(ctl_stat s resilvered)" -gt 0 ] && break
 	sleep 0.2
 done
 ur=$(ctl_stat s under_replicated)
 rs=$(ctl_stat s resilvered)
 [ "$ur" = 0 ] && [ "$rs" -gt 0 ]
-t $? "every swapped page on both servers again ($rs pages copied back to B over RDMA)"
+t $? "every swapped page on both servers again ($rs pages copied back to B over RDMA in $((SECONDS - t0)) s; under-replicated $ur)"
 kill -KILL "$A_pid"
 touch "$tmp/go"
 wait "$wl_pid"
