@@ -23,12 +23,14 @@ bench-backend:
 		$(filter $(BIN)/leap-agent,$(ALL_BINS))
 	bash tools/bench-backend.sh $(BENCH_BACKEND_ARGS)
 
-# Real programs (tools/bench-real.sh, docs/bench.md): CPython, Perl, SQLite,
-# numpy and GNU sort at 50% and 25% of their footprint; rows no prefetch,
-# Linux readahead, leap with readahead kept, leap alone.  Root only.
+# Real programs (tools/bench-real.sh, docs/bench-real.md).  Root only.
+# Without BENCH_REAL_ARGS: the README's table (--readme: interpreters,
+# runtimes, SQLite, numpy, PostgreSQL, GNU sort at 50% of their footprint,
+# Linux readahead against leap, medians of 5), written into README.md
+# with its raw runs in docs/results/.  With them, any other run:
 #   make bench-real BENCH_REAL_ARGS="--programs 'py-stride sqlite' --reps 5"
 BENCH_REAL_ARGS ?=
 .PHONY: bench-real
 bench-real: all
 	bash tools/install-deps.sh
-	bash tools/bench-real.sh $(BENCH_REAL_ARGS)
+	bash tools/bench-real.sh $(or $(BENCH_REAL_ARGS),--readme)

@@ -30,6 +30,10 @@
 #   numpy        numpy: row-major matrix, column sums, strided slice, transpose
 #   np-dot       numpy: two arrays filled, then a . b twice (BLAS reads both
 #                in lock-step: two streams interleaved in one thread)
+#   pagerank     numpy: PageRank over an edge list (two int32 arrays sorted
+#                by destination, tools/real/pagerank.py): built, then three
+#                iterations, each streaming both arrays in lock-step and
+#                gathering from a small resident array (graph analytics)
 #   sort         GNU sort with its whole input in one in-memory buffer
 #   pg-seqscan, pg-index, pg-point
 #                PostgreSQL (tools/real/pgpool.sh): a server whose buffer
@@ -88,6 +92,13 @@
 # attach, off against leap (tools/bench-host.sh, docs/bench-real.md#host-rows);
 # their table is printed and their CSV and plot written beside the others.
 #
+# --readme: the README's table (`make bench-real`): README_PROGRAMS at 50%,
+# rows b and c, medians of 5, no host rows; a program whose runtime is not
+# installed (a JDK, Node.js, PostgreSQL) is left out and the table says
+# why; then tools/real/readme-table.py writes the table into README.md and
+# keeps the run's CSV as docs/results/bench-real.csv (tests/sys/docs.t
+# checks that the README holds the table that CSV makes).
+#
 # --quick: the check variant (tests/sys/bench-real-quick.t): small sizes,
 # py-stride and perl-stride, rows b and c only, and exit 1 if a median of c is more than --max-slowdown
 # percent slower than b's.
@@ -105,6 +116,12 @@ JAVA_CLASSES= # GcWalk compiled there, once the scratch dir exists
 # names another (a host whose numpy lives in a virtual environment).
 PY=${LEAP_BENCH_PY:-/usr/bin/python3}
 PROGRAMS="py-stride py-reverse py-random perl-stride sqlite numpy sort"
+# The README's table (--readme), in its order (tools/real/readme-table.py).
+README_PROGRAMS="py-stride perl-stride py-shm-stride numpy py-seq py-reverse py-shm-seq
+py-random java-gc node-gc sqlite sqlite-rev sqlite-index sqlite-point np-dot pagerank
+pg-index pg-seqscan pg-point sort"
+README=0
+SKIPPED= # --readme: "PROGRAM: why; ..." for programs whose runtime is missing
 PCTS="50 25"
 ROWS="a b c c0"
 REPS=3
@@ -131,7 +148,7 @@ usage()
 Usage: tools/bench-real.sh [OPTION...]          (root)
   --programs "P..."   among: $PROGRAMS py-seq py-fill py-shm-stride py-shm-seq
                       java-gc node-gc sqlite-rev sqlite-point sqlite-index
-                      sqlite-service np-dot pg-seqscan pg-index pg-point
+                      sqlite-service np-dot pagerank pg-seqscan pg-index pg-point
                       (default: the first seven)
   --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
   --rows "R..."       among a b b6 c c0 cd cn o f e e0 x (default "$ROWS"; o = observe only,
@@ -146,6 +163,9 @@ Usage: tools/bench-real.sh [OPTION...]          (root)
                       unless --agent-x)
   --timeout S         per-run limit in seconds (default $RUN_TIMEOUT)
   --out DIR           output directory (default bench/out)
+  --readme            the README's table (make bench-real): its programs at
+                      50%, rows b c, 5 repetitions, then README.md and
+                      docs/results/bench-real.csv written
   --quick             check variant: 96 MiB, py-stride perl-stride at 50%,
                       rows b c, and fail if c is slower than b by more than
                       --max-slowdown percent (default $MAX_SLOWDOWN)
@@ -190,6 +210,15 @@ while [ $# -gt 0 ]; do
 		--x-args) read -ra X_ARGS <<<"$2" ;;
 		esac
 		shift 2
+		;;
+	--readme)
+		README=1
+		PROGRAMS=$README_PROGRAMS
+		PCTS=50
+		ROWS="b c"
+		REPS=5
+		HOST_NS=
+		shift
 		;;
 	--quick)
 		QUICK=1
@@ -276,7 +305,7 @@ done
 py_mods=()
 for p in $PROGRAMS; do
 	case $p in
-	numpy | np-dot) py_mods+=(numpy) ;;
+	numpy | np-dot | pagerank) py_mods+=(numpy) ;;
 	sqlite | sqlite-rev | sqlite-point | sqlite-index | sqlite-service) py_mods+=(sqlite3) ;;
 	esac
 done
@@ -313,6 +342,8 @@ program_cmd()
 	sqlite-service) printf '%s\n' "$PY" "$here/real/sqlite4k.py" "$MIB" point 1 12 ;;
 	numpy) printf '%s\n' "$PY" "$here/real/npscan.py" "$MIB" ;;
 	np-dot) printf '%s\n' "$PY" "$here/real/npdot.py" "$MIB" ;;
+	# The edge list is MIB MiB; the ranks and degrees ~1/3 of it more.
+	pagerank) printf '%s\n' "$PY" "$here/real/pagerank.py" "$MIB" ;;
 	sort) printf '%s\n' bash "$here/real/sortrun.sh" $((MIB / 2)) "$SORT_INPUT" ;;
 	# The pool is MIB MiB, the table 3/4 of it.
 	pg-seqscan | pg-index | pg-point)
@@ -321,27 +352,37 @@ program_cmd()
 	esac
 }
 
+# What program $1 needs that leap does not depend on, when it is missing.
+program_missing()
+{
+	case $1 in
+	java-gc) command -v java >/dev/null && command -v javac >/dev/null ||
+		echo "needs a JDK (apt-get install openjdk-17-jdk-headless)" ;;
+	node-gc) command -v node >/dev/null || echo "needs Node.js (apt-get install nodejs)" ;;
+	pg-*) compgen -G "/usr/lib/postgresql/*/lib/pg_prewarm.so" >/dev/null ||
+		echo "needs PostgreSQL (apt-get install postgresql postgresql-contrib)" ;;
+	esac
+}
+
+kept=
 for p in $PROGRAMS; do
 	program_cmd "$p" >/dev/null || {
 		echo "bench-real: unknown program '$p'" >&2
 		exit 2
 	}
 	# The managed runtimes are not leap's dependencies: say what is missing.
-	case $p in
-	java-gc) command -v java >/dev/null && command -v javac >/dev/null || {
-		echo "bench-real: java-gc needs a JDK (apt-get install openjdk-17-jdk-headless)" >&2
+	why=$(program_missing "$p")
+	if [ -z "$why" ]; then
+		kept+=" $p"
+	elif [ "$README" = 1 ]; then
+		echo "bench-real: $p left out of the table: it $why" >&2
+		SKIPPED+="$p: $why; "
+	else
+		echo "bench-real: $p $why" >&2
 		exit 2
-	} ;;
-	node-gc) command -v node >/dev/null || {
-		echo "bench-real: node-gc needs Node.js (apt-get install nodejs)" >&2
-		exit 2
-	} ;;
-	pg-*) compgen -G "/usr/lib/postgresql/*/lib/pg_prewarm.so" >/dev/null || {
-		echo "bench-real: $p needs PostgreSQL (apt-get install postgresql postgresql-contrib)" >&2
-		exit 2
-	} ;;
-	esac
+	fi
 done
+PROGRAMS=${kept# }
 
 fixture_init || exit 1
 mkdir -p "$OUTDIR" || exit 1
@@ -564,4 +605,12 @@ check=()
 [ "$QUICK" = 1 ] && check=(--check --max-slowdown "$MAX_SLOWDOWN")
 "$PY" "$here/real/summary.py" --csv "$CSV" --out "$OUTDIR" "${check[@]}" || bad=1
 echo "# raw runs: $CSV"
+if [ "$README" = 1 ]; then
+	if [ "$bad" = 0 ]; then
+		"$PY" "$here/real/readme-table.py" write --csv "$CSV" --command "make bench-real" \
+			--skipped "$SKIPPED" --readme "$root/README.md" --results "$root/docs/results" || bad=1
+	else
+		echo "bench-real: a run failed: README.md left as it was" >&2
+	fi
+fi
 exit $bad
