@@ -34,6 +34,12 @@
 #                by destination, tools/real/pagerank.py): built, then three
 #                iterations, each streaming both arrays in lock-step and
 #                gathering from a small resident array (graph analytics)
+#   kv-snapshot, kv-get, kv-scan
+#                Redis (tools/real/kvstore.sh): an in-memory key-value store
+#                loaded with MIB MiB of keys, then a snapshot (BGSAVE: a
+#                forked child walks every key), GETs of random keys, or a
+#                cursor scan of the whole keyspace (needs redis-server and
+#                redis-tools: not build dependencies)
 #   sort         GNU sort with its whole input in one in-memory buffer
 #   pg-seqscan, pg-index, pg-point
 #                PostgreSQL (tools/real/pgpool.sh): a server whose buffer
@@ -111,6 +117,7 @@ root=$(cd "$here/.." && pwd)
 
 SORT_INPUT= # set once the scratch dir exists
 PG_DIR=     # the same
+KV_DIR=     # the same
 JAVA_CLASSES= # GcWalk compiled there, once the scratch dir exists
 # Debian's interpreter (with python3-numpy), not a PATH one; LEAP_BENCH_PY
 # names another (a host whose numpy lives in a virtual environment).
@@ -119,7 +126,7 @@ PROGRAMS="py-stride py-reverse py-random perl-stride sqlite numpy sort"
 # The README's table (--readme), in its order (tools/real/readme-table.py).
 README_PROGRAMS="py-stride perl-stride py-shm-stride numpy py-seq py-reverse py-shm-seq
 py-random java-gc node-gc sqlite sqlite-rev sqlite-index sqlite-point np-dot pagerank
-pg-index pg-seqscan pg-point sort"
+pg-index pg-seqscan pg-point kv-snapshot kv-get kv-scan sort"
 README=0
 SKIPPED= # --readme: "PROGRAM: why; ..." for programs whose runtime is missing
 PCTS="50 25"
@@ -149,6 +156,7 @@ Usage: tools/bench-real.sh [OPTION...]          (root)
   --programs "P..."   among: $PROGRAMS py-seq py-fill py-shm-stride py-shm-seq
                       java-gc node-gc sqlite-rev sqlite-point sqlite-index
                       sqlite-service np-dot pagerank pg-seqscan pg-index pg-point
+                      kv-snapshot kv-get kv-scan
                       (default: the first seven)
   --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
   --rows "R..."       among a b b6 c c0 cd cn o f e e0 x (default "$ROWS"; o = observe only,
@@ -348,6 +356,9 @@ program_cmd()
 	# The pool is MIB MiB, the table 3/4 of it.
 	pg-seqscan | pg-index | pg-point)
 		printf '%s\n' bash "$here/real/pgpool.sh" run "$PG_DIR" "$MIB" "${1#pg-}" ;;
+	# The keys take MIB MiB in the server.
+	kv-snapshot | kv-get | kv-scan)
+		printf '%s\n' bash "$here/real/kvstore.sh" "$KV_DIR" "$MIB" "${1#kv-}" ;;
 	*) return 1 ;;
 	esac
 }
@@ -361,6 +372,8 @@ program_missing()
 	node-gc) command -v node >/dev/null || echo "needs Node.js (apt-get install nodejs)" ;;
 	pg-*) compgen -G "/usr/lib/postgresql/*/lib/pg_prewarm.so" >/dev/null ||
 		echo "needs PostgreSQL (apt-get install postgresql postgresql-contrib)" ;;
+	kv-*) command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
+		echo "needs Redis (apt-get install redis-server redis-tools)" ;;
 	esac
 }
 
@@ -428,6 +441,10 @@ if [[ " $PROGRAMS " == *" pg-"* ]]; then
 	bash "$here/real/pgpool.sh" setup "$PG_DIR" "$MIB" || exit 1
 	echo "# pg: table of $(cut -d' ' -f1 "$PG_DIR/expected") rows in $PG_DIR"
 fi
+
+KV_DIR=$scratch/kv
+# A server a killed run left behind (Redis names itself by its socket).
+[[ " $PROGRAMS " == *" kv-"* ]] && fixture_register pkill -KILL -f "redis-server unixsocket:$KV_DIR"
 
 SORT_INPUT=$scratch/sort-input
 if [[ " $PROGRAMS " == *" sort "* ]]; then
