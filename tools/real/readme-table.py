@@ -24,8 +24,10 @@ import datetime
 import json
 import os
 import platform
-import statistics
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from summary import med, phases_of  # noqa: E402 (bench-real's summary, beside this)
 
 BEGIN = "<!-- bench-real table: made by `make bench-real` (tools/real/readme-table.py); do not edit -->"
 END = "<!-- bench-real table end -->"
@@ -56,18 +58,6 @@ PROGRAMS = [
     ("kv-scan", "Redis: cursor scan of the whole keyspace"),
     ("sort", "GNU sort, its input in one in-memory buffer"),
 ]
-
-
-def med(xs):
-    return statistics.median(xs) if xs else None
-
-
-def phases_of(s):
-    out = {}
-    for part in filter(None, s.split(";")):
-        k, v = part.split("=")
-        out[k] = float(v)
-    return out
 
 
 def table(runs, meta):
