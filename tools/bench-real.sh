@@ -100,10 +100,11 @@
 #
 # --readme: the README's table (`make bench-real`): README_PROGRAMS at 50%,
 # rows b and c, medians of 5, no host rows; a program whose runtime is not
-# installed (a JDK, Node.js, PostgreSQL) is left out and the table says
-# why; then tools/real/readme-table.py writes the table into README.md and
-# keeps the run's CSV as docs/results/bench-real.csv (tests/sys/docs.t
-# checks that the README holds the table that CSV makes).
+# installed (a JDK, Node.js, PostgreSQL, Redis) is left out and the table
+# says why; then tools/real/readme-table.py writes the table into README.md
+# and keeps the run's CSV as docs/results/bench-real.csv
+# (tests/sys/readme-table.t checks that the README holds the table that
+# CSV makes).
 #
 # --quick: the check variant (tests/sys/bench-real-quick.t): small sizes,
 # py-stride and perl-stride, rows b and c only, and exit 1 if a median of c is more than --max-slowdown
@@ -372,7 +373,8 @@ program_missing()
 	node-gc) command -v node >/dev/null || echo "needs Node.js (apt-get install nodejs)" ;;
 	pg-*) compgen -G "/usr/lib/postgresql/*/lib/pg_prewarm.so" >/dev/null ||
 		echo "needs PostgreSQL (apt-get install postgresql postgresql-contrib)" ;;
-	kv-*) command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null ||
+	kv-*) command -v redis-server >/dev/null && command -v redis-benchmark >/dev/null &&
+		command -v redis-check-rdb >/dev/null ||
 		echo "needs Redis (apt-get install redis-server redis-tools)" ;;
 	esac
 }
