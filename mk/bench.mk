@@ -25,7 +25,7 @@ bench-backend:
 
 # Real programs (tools/bench-real.sh, docs/bench-real.md).  Root only.
 # Without BENCH_REAL_ARGS: the README's table (--readme: interpreters,
-# runtimes, SQLite, numpy, PostgreSQL, GNU sort at 50% of their footprint,
+# runtimes, SQLite, numpy, PostgreSQL, Redis, GNU sort at 50% of their footprint,
 # Linux readahead against leap, medians of 5), written into README.md
 # with its raw runs in docs/results/.  With them, any other run:
 #   make bench-real BENCH_REAL_ARGS="--programs 'py-stride sqlite' --reps 5"

@@ -435,21 +435,27 @@ if [[ " $PROGRAMS " == *" java-gc "* ]]; then
 	mkdir -p "$JAVA_CLASSES" && javac -d "$JAVA_CLASSES" "$here/real/GcWalk.java" || exit 1
 fi
 
+# At the fixture's teardown, signal SIG to what a killed run left behind
+# whose command line matches PATTERN (pkill -f).  pkill's 1, nothing left,
+# is no failure; a pattern written "[p]ostgres" does not match the
+# teardown's own command line, which holds it.
+register_leftover_kill() # SIG PATTERN
+{
+	fixture_register bash -c 'pkill -"$1" -f "$2"; [ $? -le 1 ]' leftover "$1" "$2"
+}
+
 PG_DIR=$scratch/pg
 if [[ " $PROGRAMS " == *" pg-"* ]]; then
 	chmod 711 "$scratch" || exit 1 # the server runs as the postgres user
 	# A server a killed run left behind (its shared memory, its cgroup).
-	# (pkill's 1, nothing left to kill, is no failure; "[p]" keeps the
-	# pattern from matching this very command line.)
-	fixture_register bash -c 'pkill -QUIT -f "$1"; [ $? -le 1 ]' leftover "[p]ostgres -D $PG_DIR/data"
+	register_leftover_kill QUIT "[p]ostgres -D $PG_DIR/data"
 	bash "$here/real/pgpool.sh" setup "$PG_DIR" "$MIB" || exit 1
 	echo "# pg: table of $(cut -d' ' -f1 "$PG_DIR/expected") rows in $PG_DIR"
 fi
 
 KV_DIR=$scratch/kv
 # A server a killed run left behind (Redis names itself by its socket).
-[[ " $PROGRAMS " == *" kv-"* ]] &&
-	fixture_register bash -c 'pkill -KILL -f "$1"; [ $? -le 1 ]' leftover "[r]edis-server unixsocket:$KV_DIR"
+[[ " $PROGRAMS " == *" kv-"* ]] && register_leftover_kill KILL "[r]edis-server unixsocket:$KV_DIR"
 
 SORT_INPUT=$scratch/sort-input
 if [[ " $PROGRAMS " == *" sort "* ]]; then

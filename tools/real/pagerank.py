@@ -57,9 +57,6 @@ def main():
     out_deg = np.zeros(n)
     for a in range(0, src.size, CHUNK_EDGES):
         out_deg += np.bincount(src[a:a + CHUNK_EDGES], minlength=n)
-    # Where each destination's in-edges start (dst is sorted).
-    first_edge = np.zeros(n + 1, dtype=np.int64)
-    np.cumsum(in_deg, out=first_edge[1:])
     del in_deg
     want = (fingerprint(src), fingerprint(dst))
     dangling = out_deg == 0
