@@ -64,16 +64,19 @@ cmp_ok "$((pynested * 100))" '<' "$((pywin * 20))" \
 # Its prefetches serve most of its page-ins: hits / (hits + misses) 74-84%
 # in 6 runs (2026-11-26).  A window restarted over one still in flight
 # leaves out the pages issued under 20 ms before (leap/recent.h), so each
-# page is issued (and counted) about once: 14,508-15,519 pages for the
-# 16,384 the scan reads, and 78-96% of them hit, in 5 runs (before: 19,400-
-# 36,400 pages issued, 13,000 of them again within a millisecond, and
-# 32-74% hit).
+# page is issued (and counted) about once.  Counted against the scan's
+# page-ins (hits + misses), not its 16,384 pages: a page reclaimed after
+# its hit is paged in, and may be prefetched, again (one CI run: 18,552
+# issued, 17,889 hit).  Issued / page-ins 0.86-0.87 in 5 runs
+# (2026-11-29); with the filter taken out (leap_recent_filter() keeping
+# every page) 1.07, 1.13 and 1.40 in 3 runs, the same day.
 hits=$(jq -r .hits "$tmp/py.json")
+misses=$(jq -r .swapin_misses "$tmp/py.json")
 issued=$(jq -r .prefetched "$tmp/py.json")
-cmp_ok "$((hits * 100))" '>' "$(((hits + $(jq -r .swapin_misses "$tmp/py.json")) * 60))" \
+cmp_ok "$((hits * 100))" '>' "$(((hits + misses) * 60))" \
 	"its prefetches served most of its page-ins (hits > 60% of hits + misses)"
-cmp_ok "$issued" '<' 18000 \
-	"each page issued about once: $issued pages for 16,384 read ($(jq -r .prefetch_reissues_skipped "$tmp/py.json") not issued again)"
+cmp_ok "$issued" '<' "$((hits + misses))" \
+	"each page issued about once: $issued pages for $((hits + misses)) page-ins ($(jq -r .prefetch_reissues_skipped "$tmp/py.json") not issued again)"
 cmp_ok "$((hits * 100))" '>' "$((issued * 60))" \
 	"and most of the pages issued were hit (> 60%)"
 
