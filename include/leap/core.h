@@ -27,6 +27,7 @@
 #include "leap/decide.h"
 #include "leap/engine.h"
 #include "leap/outcome.h"
+#include "leap/sweep.h"
 #include "leap_event.h"
 
 #ifdef __cplusplus
@@ -74,6 +75,10 @@ struct leap_core_config {
 	bool pushes_only;
 	uint32_t cold_chunk; /* pages per MADV_COLD run, at least */
 	uint32_t kra_trust;  /* served misses taken on trust (decide.h) */
+	/* Shared regions read by several processes at once are followed
+	 * where the data is (sweep.h), their readers' windows replaced by
+	 * the region's. */
+	bool sweeps;
 	struct leap_cost_params cost;
 	struct leap_outcome_params outcome;
 };
@@ -86,12 +91,21 @@ struct leap_core_env {
 	bool can_cold;		    /* MADV_COLD is taken */
 };
 
-/* The port for facts that need I/O; either function may be NULL (no). */
+/* Where a page of a process lies in a shared object (shmem). */
+struct leap_region_at {
+	uint64_t id;	     /* the object (device and inode), not 0 */
+	uint64_t index;	     /* the page's index in it */
+	uint64_t first, end; /* the mapping, in the process's pages: [first, end) */
+};
+
+/* The port for facts that need I/O; any function may be NULL (no). */
 struct leap_core_facts {
 	/* Whether the n pages from first of tgid are all mapped. */
 	bool (*mapped)(void *ctx, uint32_t tgid, uint64_t first, uint32_t n);
 	/* Whether page of tgid lies in shared memory (shmem). */
 	bool (*shmem)(void *ctx, uint32_t tgid, uint64_t page);
+	/* Whether it does, and where (*at); asked with config sweeps. */
+	bool (*region)(void *ctx, uint32_t tgid, uint64_t page, struct leap_region_at *at);
 	void *ctx;
 };
 
@@ -155,6 +169,7 @@ struct leap_core_plan {
 	uint32_t decided;
 	enum leap_gate gate;
 	uint64_t marker; /* its look-ahead page (UINT64_MAX: none) */
+	bool swept;	 /* the window is a swept region's (sweep.h) */
 	/* the stream and its newest page: a window's pages behind it are
 	 * stale by the time a worker takes it */
 	struct leap_stream_ref stream;
@@ -185,6 +200,9 @@ struct leap_core_counters {
 	/* Judged by the outcome (outcome.h): held epochs, comparisons made,
 	 * stand-downs for no gain (part of stand_downs). */
 	uint64_t held_epochs, outcome_comparisons, outcome_stand_downs;
+	/* Windows of swept regions (sweep.h), their pages, and the readers'
+	 * own windows they replaced. */
+	uint64_t sweep_windows, sweep_pages, sweep_replaced;
 };
 
 struct leap_core;

@@ -7,6 +7,8 @@
  *   workers = 2          ; threads issuing windows (0: the event thread)
  *   queue_depth = 64     ; windows a target may have waiting for them (1-64)
  *   prefetch_rate = 0    ; pages/s all targets may prefetch (0: no cap)
+ *   sweeps = on          ; shared regions read by several processes at once
+ *                        ; followed where the data is (leap/sweep.h) | off
  *   [default]
  *   mode = leap          ; leap | observe | off
  *   hsize = 32
@@ -94,6 +96,7 @@ void agent_config_default(struct agent_config *c)
 	c->idle_timeout_s = 60;
 	c->workers = AGENT_WORKERS_AUTO;
 	c->queue_depth = ISSUER_QUEUE_MAX;
+	c->sweeps = true;
 }
 
 static int fail(struct parse_state *st, const char *fmt, const char *a, const char *b)
@@ -238,6 +241,12 @@ static int set_agent_key(struct parse_state *st, const char *key, const char *v)
 	};
 	unsigned long long x;
 
+	if (strcmp(key, "sweeps") == 0) {
+		if (strcmp(v, "on") && strcmp(v, "off"))
+			return fail(st, "bad value '%s' for sweeps (on or off)%s", v, "");
+		st->c->sweeps = strcmp(v, "on") == 0;
+		return 1;
+	}
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		if (strcmp(key, keys[i].name))
 			continue;

@@ -69,6 +69,9 @@ struct agent_config {
 	 * oldest is dropped past it (issuer.h). */
 	unsigned queue_depth;
 	unsigned prefetch_rate; /* pages/s for all targets together; 0: no cap */
+	/* Shared regions several processes read upwards at once followed
+	 * where the data is (include/leap/sweep.h); default on. */
+	bool sweeps;
 };
 
 void agent_config_default(struct agent_config *c);

@@ -156,6 +156,13 @@ const struct agent_counter agent_counters[] = {
 	     "leap_agent_outcome_stand_downs_total",
 	     "Times a target stood down because its held epochs ran as fast as its "
 	     "prefetching ones (part of stand_downs)."),
+	CORE("sweep_windows", sweep_windows, "leap_agent_sweep_windows_total",
+	     "Windows ahead of a shared region's front, which several processes "
+	     "read upwards at once (a parallel scan of a buffer pool)."),
+	CORE("sweep_pages", sweep_pages, "leap_agent_sweep_pages_total",
+	     "Pages in those windows (part of pages_planned)."),
+	CORE("sweep_replaced", sweep_replaced, "leap_agent_sweep_replaced_total",
+	     "Windows of a process's own stream that a swept region's replaced."),
 	{"backend_ambiguous", "leap_agent_backend_ambiguous_faults_total",
 	 "Faults with several backend reads (kernel readahead), not used.", COUNTER_AGENT,
 	 offsetof(struct agent, acct.ambiguous), true},

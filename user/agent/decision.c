@@ -32,6 +32,7 @@ int decision_init(struct agent *a, const char *record_path)
 		.pushes_only = agent_pushes_only(a),
 		.cold_chunk = AGENT_COLD_CHUNK,
 		.kra_trust = AGENT_KRA_TRUST,
+		.sweeps = a->config.sweeps,
 	};
 	char err[512];
 

@@ -172,6 +172,16 @@ bool proc_in_shmem(struct proc_entry *e, uint64_t page)
 	return rc == 1;
 }
 
+bool proc_shmem_at(struct proc_entry *e, uint64_t page, struct vma_range *out)
+{
+	bool yes;
+
+	pthread_mutex_lock(&e->vmas_lock);
+	yes = vmas_shmem_at(&e->vmas, e->tgid, page, clock_ns(CLOCK_MONOTONIC), out);
+	pthread_mutex_unlock(&e->vmas_lock);
+	return yes;
+}
+
 void procs_forget(struct procs *c, uint32_t tgid)
 {
 	pthread_mutex_lock(&c->lock);
@@ -237,8 +247,30 @@ static bool fact_shmem(void *ctx, uint32_t tgid, uint64_t page)
 	return shmem;
 }
 
+static bool fact_region(void *ctx, uint32_t tgid, uint64_t page, struct leap_region_at *at)
+{
+	struct procs_facts *f = ctx;
+	struct proc_entry *e;
+	struct vma_range r;
+	bool yes;
+	int err = 0;
+
+	e = procs_get(f->c, tgid, &err);
+	if (!e)
+		return false;
+	yes = proc_shmem_at(e, page, &r);
+	procs_put(f->c, e);
+	if (!yes)
+		return false;
+	*at = (struct leap_region_at){
+		.id = r.object, .index = r.pgoff + (page - r.start), .first = r.start, .end = r.end};
+	return true;
+}
+
 struct leap_core_facts procs_facts_port(struct procs_facts *ctx)
 {
-	return (struct leap_core_facts){
-		.mapped = fact_mapped, .shmem = fact_shmem, .ctx = ctx};
+	return (struct leap_core_facts){.mapped = fact_mapped,
+					.shmem = fact_shmem,
+					.region = fact_region,
+					.ctx = ctx};
 }

@@ -22,6 +22,7 @@
 
 #include "leap/core.h"
 #include "pagemap.h"
+#include "vmas.h"
 
 #define PROCS_CACHE 128 /* processes open at once */
 
@@ -47,6 +48,8 @@ int proc_pagemap_fd(const struct proc_entry *e);
 /* Whether page lies in a shared-memory mapping of the process (vmas.h);
  * false when unknown. */
 bool proc_in_shmem(struct proc_entry *e, uint64_t page);
+/* Where page lies in shared memory (vmas_shmem_at()): its mapping. */
+bool proc_shmem_at(struct proc_entry *e, uint64_t page, struct vma_range *out);
 
 /* Forgets a process (it exited). */
 void procs_forget(struct procs *c, uint32_t tgid);

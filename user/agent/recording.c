@@ -25,6 +25,8 @@ enum rec_type {
 	REC_FORGET,
 	REC_TICK,
 	REC_END,
+	REC_FACT_REGION, /* version 4 */
+	REC_LAST = REC_FACT_REGION,
 };
 
 #define REC_PAYLOAD_MAX 512
@@ -85,6 +87,7 @@ static void put_config(struct rec_buf *w, const struct leap_core_config *c)
 	put(w, c->outcome.judged, 4);
 	put(w, c->outcome.gain_pct, 4);
 	put(w, c->outcome.no_gain_pct, 4);
+	put(w, c->sweeps, 1); /* version 4 */
 }
 
 /* Version 1 had no outcome judge: its defaults, never used (no policy of
@@ -120,6 +123,8 @@ static void get_config(struct rec_buf *r, struct leap_core_config *c, uint32_t v
 	c->outcome.judged = (uint32_t)get(r, 4);
 	c->outcome.gain_pct = (uint32_t)get(r, 4);
 	c->outcome.no_gain_pct = (uint32_t)get(r, 4);
+	/* Before version 4 no region was asked of the port: no sweeps. */
+	c->sweeps = version >= 4 ? get(r, 1) : false;
 }
 
 static void put_policy(struct rec_buf *w, const struct leap_core_policy *p)
@@ -239,6 +244,10 @@ static const struct {
 	C("held_epochs", held_epochs),
 	C("outcome_comparisons", outcome_comparisons),
 	C("outcome_stand_downs", outcome_stand_downs),
+	/* version 4 */
+	C("sweep_windows", sweep_windows),
+	C("sweep_pages", sweep_pages),
+	C("sweep_replaced", sweep_replaced),
 };
 #undef C
 #define NCOUNTERS (sizeof(counter_fields) / sizeof(counter_fields[0]))
@@ -467,12 +476,33 @@ static bool tap_shmem(void *ctx, uint32_t tgid, uint64_t page)
 	return yes;
 }
 
+static bool tap_region(void *ctx, uint32_t tgid, uint64_t page, struct leap_region_at *at)
+{
+	struct recording *r = ctx;
+	struct leap_region_at got = {0};
+	bool yes = r->port->region && r->port->region(r->port->ctx, tgid, page, &got);
+	struct rec_buf w = {.len = 0};
+
+	if (!yes)
+		got = (struct leap_region_at){0};
+	put(&w, tgid, 4);
+	put(&w, page, 8);
+	put(&w, yes, 1);
+	put(&w, got.id, 8);
+	put(&w, got.index, 8);
+	put(&w, got.first, 8);
+	put(&w, got.end, 8);
+	rec_write(r, REC_FACT_REGION, &w);
+	*at = got;
+	return yes;
+}
+
 struct leap_core_facts recording_tap(struct recording *r,
 				     const struct leap_core_facts *port)
 {
 	r->port = port;
 	return (struct leap_core_facts){
-		.mapped = tap_mapped, .shmem = tap_shmem, .ctx = r};
+		.mapped = tap_mapped, .shmem = tap_shmem, .region = tap_region, .ctx = r};
 }
 
 /* ---- reading and replaying ----------------------------------------------------------
@@ -518,7 +548,7 @@ static int next_record(struct replay *p)
 	p->rec.len = (size_t)head[1] | (size_t)head[2] << 8;
 	p->rec.at = 0;
 	p->rec.short_read = false;
-	if (p->type < REC_CONFIG || p->type > REC_END || p->rec.len > REC_PAYLOAD_MAX) {
+	if (p->type < REC_CONFIG || p->type > REC_LAST || p->rec.len > REC_PAYLOAD_MAX) {
 		snprintf(p->err, p->errlen,
 			 "record %" PRIu64
 			 ": type %u, length %zu: not a recording record",
@@ -571,9 +601,10 @@ static void shmem_remember(struct replay *p, uint32_t tgid, bool yes)
  * (unasked).  The replay goes on either way, deterministically.
  */
 static bool replay_fact(struct replay *p, enum rec_type type, uint32_t tgid, uint64_t a,
-			uint32_t n)
+			uint32_t n, struct leap_region_at *at)
 {
 	for (;;) {
+		struct leap_region_at got = {0};
 		uint32_t rt, rn = 0;
 		uint64_t ra;
 		bool yes;
@@ -583,8 +614,8 @@ static bool replay_fact(struct replay *p, enum rec_type type, uint32_t tgid, uin
 			p->failed = true;
 			return false;
 		}
-		if (rc == 0 ||
-		    (p->type != REC_FACT_MAPPED && p->type != REC_FACT_SHMEM)) {
+		if (rc == 0 || (p->type != REC_FACT_MAPPED && p->type != REC_FACT_SHMEM &&
+				p->type != REC_FACT_REGION)) {
 			p->pending = rc == 1; /* the next input: not an answer */
 			p->unanswered++;
 			return type == REC_FACT_SHMEM && shmem_seen(p, tgid);
@@ -594,26 +625,41 @@ static bool replay_fact(struct replay *p, enum rec_type type, uint32_t tgid, uin
 		if (p->type == REC_FACT_MAPPED)
 			rn = (uint32_t)get(&p->rec, 4);
 		yes = get(&p->rec, 1);
+		if (p->type == REC_FACT_REGION) {
+			got.id = get(&p->rec, 8);
+			got.index = get(&p->rec, 8);
+			got.first = get(&p->rec, 8);
+			got.end = get(&p->rec, 8);
+		}
 		if (bad_length(p)) {
 			p->failed = true;
 			return false;
 		}
 		if (p->type == REC_FACT_SHMEM)
 			shmem_remember(p, rt, yes);
-		if (p->type == type && rt == tgid && ra == a && rn == n)
+		if (p->type == type && rt == tgid && ra == a && rn == n) {
+			if (at)
+				*at = got;
 			return yes;
+		}
 		p->unasked++;
 	}
 }
 
 static bool replay_mapped(void *ctx, uint32_t tgid, uint64_t first, uint32_t n)
 {
-	return replay_fact(ctx, REC_FACT_MAPPED, tgid, first, n);
+	return replay_fact(ctx, REC_FACT_MAPPED, tgid, first, n, NULL);
 }
 
 static bool replay_shmem(void *ctx, uint32_t tgid, uint64_t page)
 {
-	return replay_fact(ctx, REC_FACT_SHMEM, tgid, page, 0);
+	return replay_fact(ctx, REC_FACT_SHMEM, tgid, page, 0, NULL);
+}
+
+static bool replay_region(void *ctx, uint32_t tgid, uint64_t page, struct leap_region_at *at)
+{
+	*at = (struct leap_region_at){0};
+	return replay_fact(ctx, REC_FACT_REGION, tgid, page, 0, at);
 }
 
 static void print_plan(FILE *f, const struct leap_event *ev,
@@ -625,10 +671,10 @@ static void print_plan(FILE *f, const struct leap_event *ev,
 	if (pl->decided)
 		fprintf(f, " decided=%u gate=%s", pl->decided, leap_gate_name(pl->gate));
 	if (pl->n)
-		fprintf(f, " window=%" PRIu64 "..%" PRIu64 " n=%u%s%s", pl->pages[0],
+		fprintf(f, " window=%" PRIu64 "..%" PRIu64 " n=%u%s%s%s", pl->pages[0],
 			pl->pages[pl->n - 1], pl->n,
 			pl->step.dec.lookahead ? " lookahead" : "",
-			pl->step.dec.periodic ? " periodic" : "");
+			pl->step.dec.periodic ? " periodic" : "", pl->swept ? " swept" : "");
 	if (pl->step.ra_gap)
 		fprintf(f, " ra_gap=%" PRIu64, pl->step.ra_gap);
 	if (pl->cold_n)
@@ -679,8 +725,10 @@ static void replay_policy(struct replay *p, const struct replay_opts *o,
 static int replay_one(struct replay *p, struct leap_core *core,
 		      const struct replay_opts *o, struct replay_result *res)
 {
-	struct leap_core_facts port = {
-		.mapped = replay_mapped, .shmem = replay_shmem, .ctx = p};
+	struct leap_core_facts port = {.mapped = replay_mapped,
+				       .shmem = replay_shmem,
+				       .region = replay_region,
+				       .ctx = p};
 	struct leap_core_policy pol;
 	struct leap_core_env env;
 	struct leap_event ev;

@@ -26,8 +26,9 @@
 
 #define RECORDING_MAGIC "LEAPREC"
 /* 2: the outcome judge's parameters and policy flag; 3: the policy's
- * lanes (1 and 2 still read, as one lane) */
-#define RECORDING_VERSION 3
+ * lanes (1 and 2 still read, as one lane); 4: sweeps, and the port's region
+ * answers */
+#define RECORDING_VERSION 4
 
 /* ---- writing (the agent's event thread) ------------------------------------------ */
 

@@ -25,6 +25,17 @@ bool vmas_parse_line(const char *line, struct vma_range *out)
 	 * /proc, sysfs and the like are major 0 too, but are not mapped
 	 * shared by the programs leap watches, and never swap. */
 	out->shmem = perms[3] == 's' && major == 0 && ino != 0 && line[n] == '/';
+	out->pgoff = off >> PAGE_SHIFT;
+	/* Every process that maps the object names it so: one shmem file
+	 * (a MAP_SHARED | MAP_ANONYMOUS region shared across fork is one
+	 * "/dev/zero (deleted)" inode; its offset is the page index). */
+	out->object = 0;
+	if (out->shmem) {
+		out->object = (unsigned long long)ino ^
+			      ((unsigned long long)major << 52 | (unsigned long long)minor << 32);
+		if (!out->object)
+			out->object = 1;
+	}
 	return true;
 }
 
@@ -73,7 +84,8 @@ static int vmas_read(struct proc_vmas *m, uint32_t tgid, uint64_t now_ns)
 	return 0;
 }
 
-static int lookup(const struct proc_vmas *m, uint64_t page)
+/* The mapping that holds page, as last read; NULL when none. */
+static const struct vma_range *lookup(const struct proc_vmas *m, uint64_t page)
 {
 	uint32_t lo = 0, hi = m->n;
 
@@ -86,23 +98,44 @@ static int lookup(const struct proc_vmas *m, uint64_t page)
 		else if (page >= m->v[mid].end)
 			lo = mid + 1;
 		else
-			return m->v[mid].shmem;
+			return &m->v[mid];
 	}
-	return -1;
+	return NULL;
+}
+
+/* The mapping of page, maps read again as vmas_shmem() says; NULL when
+ * none is known. */
+static const struct vma_range *find(struct proc_vmas *m, uint32_t tgid, uint64_t page,
+				    uint64_t now_ns)
+{
+	uint64_t age = now_ns - m->read_ns;
+	const struct vma_range *found = m->read ? lookup(m, page) : NULL;
+
+	if (found && age < VMAS_MAX_AGE_NS)
+		return found;
+	if (!found && m->read && age < VMAS_REREAD_NS)
+		return NULL;
+	if (vmas_read(m, tgid, now_ns))
+		return NULL;
+	return lookup(m, page);
 }
 
 int vmas_shmem(struct proc_vmas *m, uint32_t tgid, uint64_t page, uint64_t now_ns)
 {
-	uint64_t age = now_ns - m->read_ns;
-	int found = m->read ? lookup(m, page) : -1;
+	const struct vma_range *r = find(m, tgid, page, now_ns);
 
-	if (found >= 0 && age < VMAS_MAX_AGE_NS)
-		return found;
-	if (found < 0 && m->read && age < VMAS_REREAD_NS)
-		return -1;
-	if (vmas_read(m, tgid, now_ns))
-		return -1;
-	return lookup(m, page);
+	return r ? r->shmem : -1;
+}
+
+bool vmas_shmem_at(struct proc_vmas *m, uint32_t tgid, uint64_t page, uint64_t now_ns,
+		   struct vma_range *out)
+{
+	const struct vma_range *r = find(m, tgid, page, now_ns);
+
+	if (!r || !r->shmem)
+		return false;
+	*out = *r;
+	return true;
 }
 
 void vmas_free(struct proc_vmas *m)

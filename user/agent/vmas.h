@@ -17,6 +17,8 @@
 /* One mapping, in pages. */
 struct vma_range {
 	uint64_t start, end; /* [start, end) */
+	uint64_t pgoff;	     /* the file's page at start */
+	uint64_t object;     /* its file: device and inode, never 0 (shmem only) */
 	bool shmem;
 };
 
@@ -62,6 +64,14 @@ bool vmas_parse_line(const char *line, struct vma_range *out);
  * VMAS_MAX_AGE_NS.
  */
 int vmas_shmem(struct proc_vmas *m, uint32_t tgid, uint64_t page, uint64_t now_ns);
+
+/*
+ * Where page of tgid lies in shared memory: true and *out set to its
+ * mapping (start, end, pgoff, object), as vmas_shmem() reads maps; false
+ * when the page is not in shared memory or that is unknown.
+ */
+bool vmas_shmem_at(struct proc_vmas *m, uint32_t tgid, uint64_t page, uint64_t now_ns,
+		   struct vma_range *out);
 
 /* Frees what m holds (not m). */
 void vmas_free(struct proc_vmas *m);

@@ -30,6 +30,7 @@ struct leap_core {
 	struct leap_table streams;
 	struct core_target targets[LEAP_CORE_TARGETS];
 	struct core_quiet quiet[LEAP_CORE_QUIET_SLOTS];
+	struct leap_sweeps sweeps;
 	struct leap_core_counters cnt;
 	struct leap_core_plan plan;
 };
@@ -442,6 +443,64 @@ static bool step_shmem(void *ctx, uint64_t page)
 	return f->port && f->port->shmem && f->port->shmem(f->port->ctx, f->tgid, page);
 }
 
+/*
+ * A read of a shared region (sweep.h): where several processes sweep it,
+ * the region's window, in the faulting process's pages, replaces the
+ * stream's (one front for all, past the kernel's reach: never held).
+ * Whether it did.  Asked of flavour OURS, mode-leap-or-observe reads
+ * only: a fill writes its own pages, and the paper has no regions.
+ */
+static bool sweep_step(struct leap_core *c, const struct core_target *t,
+		       const struct leap_event *ev, const struct leap_fault *f,
+		       const struct leap_core_facts *facts, struct leap_core_plan *plan)
+{
+	struct leap_sweep_params sp;
+	struct leap_sweep_step st;
+	struct leap_region_at at;
+	struct leap_sweep *s;
+	uint32_t n = 0;
+
+	if (!c->cfg.sweeps || f->fill || t->pol.params.flavor != LEAP_FLAVOR_OURS ||
+	    !facts || !facts->region)
+		return false;
+	if (!facts->region(facts->ctx, ev->tgid, f->page, &at) || !at.id ||
+	    f->page < at.first || f->page >= at.end || at.index < f->page - at.first)
+		return false;
+	leap_sweep_params_default(&sp);
+	sp.ra_pages = c->env.ra_pages;
+	sp.pw_max = t->pol.params.pw_max;
+	if (t->pol.params.max_delta)
+		sp.ahead = (uint32_t)t->pol.params.max_delta;
+	s = leap_sweeps_get(&c->sweeps, at.id);
+	leap_sweep_access(s, &sp, ev->tgid, at.index, ev->ts_ns, &st);
+	if (!st.sweeping)
+		return false;
+	/* Index i of the object is page f->page + (i - at.index) here; the
+	 * mapping may hold less of the object than the window. */
+	for (uint32_t i = 0; i < st.n && n < LEAP_PW_LIMIT; i++) {
+		uint64_t idx = st.first + i;
+		uint64_t page;
+
+		if (idx <= at.index)
+			continue;
+		page = f->page + (idx - at.index);
+		if (page >= at.end || page < f->page)
+			break;
+		plan->pages[n++] = page;
+	}
+	c->cnt.sweep_replaced += plan->step.n != 0;
+	plan->step.n = n;
+	plan->step.hold = false;
+	plan->step.ra_gap = 0;
+	plan->step.dec.lookahead = false;
+	plan->step.dec.periodic = false;
+	if (n) {
+		c->cnt.sweep_windows++;
+		c->cnt.sweep_pages += n;
+	}
+	return true;
+}
+
 /* Which gate, if any, stops the window the stream's step decided. */
 static enum leap_gate gate_of(const struct leap_core *c, const struct core_target *t,
 			      const struct leap_plan *step)
@@ -473,7 +532,7 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 	struct leap_decide_cfg dcfg;
 	struct leap_fault f;
 	struct leap_stream *s;
-	bool hit;
+	bool hit, swept;
 
 	memset(plan, 0, offsetof(struct leap_core_plan, pages));
 	plan->target = t ? target : LEAP_CORE_NO_TARGET;
@@ -512,6 +571,7 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 				.fill = fill_miss(ev)};
 	leap_decide(s, &t->pol.params, &dcfg, &f, &df, plan->pages, LEAP_PW_LIMIT,
 		    &plan->step);
+	swept = plan->swept = sweep_step(c, t, ev, &f, facts, plan);
 	plan->stream = (struct leap_stream_ref){.id = leap_table_slot(&c->streams, s),
 						.gen = s->gen};
 	plan->progress = s->hist.last_page;
@@ -533,7 +593,7 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 	if (plan->gate != LEAP_GATE_NONE)
 		return plan;
 	plan->n = plan->decided;
-	plan->marker = s->ra_armed ? s->ra_marker : UINT64_MAX;
+	plan->marker = s->ra_armed && !swept ? s->ra_marker : UINT64_MAX;
 	c->cnt.lookaheads += plan->step.dec.lookahead;
 	c->cnt.nested_strides += plan->step.dec.periodic;
 	c->cnt.beyond_kernel_ra += plan->step.ra_gap != 0;
