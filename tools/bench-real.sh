@@ -14,6 +14,9 @@
 #                CPython: the same scans over shared memory (mmap of
 #                MAP_SHARED | MAP_ANONYMOUS: shmem pages, as PostgreSQL's
 #                shared_buffers), strided (16 pages) and forwards
+#   py-shm-par   CPython: 3 forked processes take chunks of 64 pages of one
+#                shared buffer in turns from a shared counter
+#                (tools/real/pyshmpar.py), as a parallel scan of a pool
 #   java-gc      OpenJDK (G1): linked nodes, a full collection (System.gc),
 #                a walk of the links (needs a JRE: not a build dependency)
 #   node-gc      Node.js (V8): the same (global.gc; needs node)
@@ -154,7 +157,7 @@ usage()
 {
 	cat <<EOF
 Usage: tools/bench-real.sh [OPTION...]          (root)
-  --programs "P..."   among: $PROGRAMS py-seq py-fill py-shm-stride py-shm-seq
+  --programs "P..."   among: $PROGRAMS py-seq py-fill py-shm-stride py-shm-seq py-shm-par
                       java-gc node-gc sqlite-rev sqlite-point sqlite-index
                       sqlite-service np-dot pagerank pg-seqscan pg-index pg-point
                       kv-snapshot kv-get kv-scan
@@ -335,6 +338,7 @@ program_cmd()
 	py-fill) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" none ;;
 	py-shm-stride) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" stride:16 shm ;;
 	py-shm-seq) printf '%s\n' "$PY" "$here/real/pyscan.py" "$MIB" seq shm ;;
+	py-shm-par) printf '%s\n' "$PY" "$here/real/pyshmpar.py" "$MIB" 3 64 ;;
 	# A fixed heap of twice the data (no resizing in the measured run).
 	java-gc) printf '%s\n' java -Xms$((MIB * 2))m -Xmx$((MIB * 2))m -cp "$JAVA_CLASSES" \
 		GcWalk "$MIB" ;;

@@ -66,6 +66,12 @@ static void test_defaults_and_inheritance(void **state)
 	assert_false(agent_config_policy_for(&cfg, "/a")->judge_outcome);
 	assert_true(agent_config_policy_for(&cfg, "/b")->judge_outcome);
 
+	/* sweeps: on by default, an [agent] key. */
+	assert_int_equal(parse(""), 0);
+	assert_true(cfg.sweeps);
+	assert_int_equal(parse("[agent]\nsweeps = off\n"), 0);
+	assert_false(cfg.sweeps);
+
 	/* lanes: 4 by default, per section, inherited. */
 	assert_int_equal(parse(""), 0);
 	assert_int_equal(cfg.def.params.lanes, LEAP_DEFAULT_LANES);
@@ -125,6 +131,7 @@ static void test_bad_files(void **state)
 	expect_error("[agent]\nring_kb = 1\n", ":2: bad value '1' for ring_kb");
 	expect_error("[agent]\nqueue_depth = 0\n",
 		     ":2: bad value '0' for queue_depth (a number from 1 to 64)");
+	expect_error("[agent]\nsweeps = maybe\n", ":2: bad value 'maybe' for sweeps (on or off)");
 	expect_error("hsize = 4\n", ":1: 'hsize' outside any section");
 	expect_error("[default]\nhsize = 8\n[cgroup]\n", ":3: unknown section");
 	/* nsplit above hsize passes each key's range but not the policy check. */

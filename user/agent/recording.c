@@ -858,6 +858,8 @@ static struct leap_core *replay_begin(struct replay *p, const struct replay_opts
 	get_config(&p->rec, &cfg, version);
 	if (bad_length(p))
 		return NULL;
+	if (o->no_sweeps)
+		cfg.sweeps = false;
 	core = leap_core_new(&cfg);
 	if (!core) {
 		snprintf(p->err, p->errlen,
@@ -866,9 +868,9 @@ static struct leap_core *replay_begin(struct replay *p, const struct replay_opts
 	}
 	fprintf(o->out,
 		"config: streams=%u hold_all=%d backend=%d pushes_only=%d cold_chunk=%u "
-		"kra_trust=%u\n",
+		"kra_trust=%u%s\n",
 		cfg.streams, cfg.hold_all, cfg.backend, cfg.pushes_only, cfg.cold_chunk,
-		cfg.kra_trust);
+		cfg.kra_trust, cfg.sweeps ? " sweeps=1" : "");
 	return core;
 }
 

@@ -64,6 +64,8 @@ struct replay_opts {
 	 * recorded ones (0: as recorded): the same input with one history
 	 * per key, or several. */
 	uint32_t lanes;
+	/* Decide without sweeps (sweep.h) whatever the recording's config. */
+	bool no_sweeps;
 };
 
 /* What a replay found. */

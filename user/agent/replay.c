@@ -18,6 +18,7 @@ struct replay_args {
 	bool plans;
 	bool check;
 	uint32_t lanes;
+	bool no_sweeps;
 };
 
 static const struct argp_option replay_opts[] = {
@@ -30,6 +31,10 @@ static const struct argp_option replay_opts[] = {
 	{"lanes", 'l', "N", 0,
 	 "Decide with N streams per key (1-8; 1: the paper's single history) instead "
 	 "of the recorded policy's",
+	 0},
+	{"no-sweeps", 'S', NULL, 0,
+	 "Decide without sweeps (each process's own streams only), where the live "
+	 "run followed shared regions' fronts; their recorded answers are skipped",
 	 0},
 	{},
 };
@@ -44,6 +49,9 @@ static error_t parse_replay(int key, char *arg, struct argp_state *state)
 		return 0;
 	case 'C':
 		r->check = true;
+		return 0;
+	case 'S':
+		r->no_sweeps = true;
 		return 0;
 	case 'l': {
 		char *end;
@@ -91,6 +99,7 @@ int do_replay(int argc, char **argv)
 		return 2;
 	o.plans = r.plans;
 	o.lanes = r.lanes;
+	o.no_sweeps = r.no_sweeps;
 	if (recording_report(r.path, &o, &same, err, sizeof(err))) {
 		fflush(stdout);
 		fprintf(stderr, "leap-agent: replay %s: %s\n", r.path, err);
