@@ -177,6 +177,24 @@ uint32_t leap_behind_advance(struct leap_behind *b, uint64_t pt, int dir, uint32
 
 /* ---- One stream: history + window + trend memory ----------------------- */
 
+/*
+ * Misses with no trend found after which the latest trend no longer counts
+ * (LEAP_FLAVOR_OURS).  The paper's GETPREFETCHWINDOWSIZE prefetches one
+ * page along "the current trend" for a miss that follows it even with no
+ * hit, and DOPREFETCH falls back on the previous trend; a trend remembered
+ * forever makes that fire long after the stream is gone.  PostgreSQL's
+ * random look-ups read 8 KiB blocks, two pages at a time: after any +1
+ * trend, every block's second page "followed" it, and each got a window of
+ * one page no look-up wanted (4,925 windows in a 4 s phase, the phase
+ * 0.83-0.85x of Linux's).  Forgotten after 16 misses (a FINDTREND window:
+ * hsize / nsplit) with no majority: 2,021 windows, few enough that the
+ * cost model finds nothing to add and stands down (1.01x).  Streams with a
+ * trend find it again at nearly every miss; in the recordings of the
+ * strided, sequential and two-array programs the windows' pages move by
+ * less than 2% (docs/agent.md, "A trend's memory").
+ */
+#define LEAP_LATEST_TTL 16u
+
 struct leap_stream_stats {
 	uint64_t accesses;   /* every recorded access */
 	uint64_t misses;     /* accesses not served by a prefetch */
@@ -204,6 +222,9 @@ struct leap_stream {
 	struct leap_window win;
 	int64_t latest_trend; /* last trend FINDTREND returned */
 	bool has_latest;
+	/* Misses since FINDTREND last found one; at LEAP_LATEST_TTL (flavour
+	 * OURS) the latest trend is forgotten. */
+	uint32_t since_trend;
 	/*
 	 * The newest access on the trend (LEAP_FLAVOR_OURS): a miss that
 	 * follows neither it nor the previous access while a trend holds is

@@ -312,6 +312,58 @@ static void test_noise_offtrend(void **state)
 }
 
 /*
+ * A trend not seen for LEAP_LATEST_TTL misses is forgotten (engine.h):
+ * after a sequential run, random look-ups of two-page blocks (PostgreSQL's
+ * 8 KiB pages: p, then p + 1) no longer "follow" the old +1 trend at every
+ * block's second page.  The paper's flavour keeps it, and a window of one
+ * page each time, beside it.
+ */
+static uint32_t pair_windows(enum leap_flavor flavor, struct leap_stream *s)
+{
+	struct leap_params p = params_pw(8);
+	int64_t storage[LEAP_HSIZE_MAX];
+	uint64_t out[LEAP_PW_LIMIT];
+	uint32_t windows = 0;
+
+	p.flavor = flavor;
+	leap_stream_init(s, storage, LEAP_HSIZE_MAX);
+	for (uint64_t page = 0; page < 40; page++)
+		leap_stream_access(s, &p, page, false, out, 64, NULL);
+	assert_true(s->has_latest);
+	assert_int_equal(s->latest_trend, 1);
+	for (uint64_t i = 0; i < 200; i++) {
+		uint64_t q = 1000000 + (i * 7919 % 100000) * 4;
+
+		windows += leap_stream_access(s, &p, q, false, out, 64, NULL) > 0;
+		windows += leap_stream_access(s, &p, q + 1, false, out, 64, NULL) > 0;
+	}
+	/* A stream found again: its trend and windows come back. */
+	for (uint64_t page = 5000000; page < 5000040; page++)
+		leap_stream_access(s, &p, page, false, out, 64, NULL);
+	assert_true(s->has_latest);
+	assert_int_equal(s->latest_trend, 1);
+	s->hist.delta = NULL; /* storage goes out of scope */
+	return windows;
+}
+
+static void test_stale_trend_forgotten(void **state)
+{
+	struct leap_stream s;
+	uint32_t ours = pair_windows(LEAP_FLAVOR_OURS, &s);
+	uint32_t paper = pair_windows(LEAP_FLAVOR_PAPER, &s);
+	(void)state;
+
+	print_message("# 200 random two-page look-ups after a +1 run: %u windows (ours), "
+		      "%u (the paper's remembered trend)\n",
+		      ours, paper);
+	/* The run's +1 deltas keep a majority in the history for up to
+	 * hsize / 2 pairs (FINDTREND finds it: windows, rightly), then the
+	 * memory lasts LEAP_LATEST_TTL misses: TTL / 2 pairs.  22 here. */
+	assert_true(ours <= LEAP_DEFAULT_HSIZE / 2 + LEAP_LATEST_TTL / 2);
+	assert_true(paper >= 150);
+}
+
+/*
  * Prefetches reclaimed before use shrink the stream's windows; hits grow
  * them back once the waste stops.
  */
@@ -501,6 +553,7 @@ int main(void)
 		cmocka_unit_test(test_lookahead),
 		cmocka_unit_test(test_noise_offtrend),
 		cmocka_unit_test(test_wasted_shrinks_then_recovers),
+		cmocka_unit_test(test_stale_trend_forgotten),
 		cmocka_unit_test(test_after_kernel_readahead),
 		cmocka_unit_test(test_periodic_windows),
 		cmocka_unit_test(test_params_validation),

@@ -675,6 +675,9 @@ static void print_plan(FILE *f, const struct leap_event *ev,
 			pl->pages[pl->n - 1], pl->n,
 			pl->step.dec.lookahead ? " lookahead" : "",
 			pl->step.dec.periodic ? " periodic" : "", pl->swept ? " swept" : "");
+	if (pl->n && pl->step.dec.ran)
+		fprintf(f, pl->step.dec.trend_found ? " trend=%+" PRId64 : " no-trend",
+			pl->step.dec.trend);
 	if (pl->step.ra_gap)
 		fprintf(f, " ra_gap=%" PRIu64, pl->step.ra_gap);
 	if (pl->cold_n)

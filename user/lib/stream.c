@@ -20,6 +20,7 @@ void leap_stream_reset(struct leap_stream *s, uint32_t hsize)
 	s->win.pw_prev = 0;
 	s->latest_trend = 0;
 	s->has_latest = false;
+	s->since_trend = 0;
 	s->has_anchor = false;
 	s->ra_armed = false;
 	s->behind.armed = false;
@@ -206,7 +207,12 @@ static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p
 	if (d.trend_found) {
 		s->latest_trend = d.trend;
 		s->has_latest = true;
+		s->since_trend = 0;
 		s->stats.trends++;
+	} else if (p->flavor == LEAP_FLAVOR_OURS && s->has_latest &&
+		   ++s->since_trend >= LEAP_LATEST_TTL) {
+		/* A trend not seen for this many misses is gone (engine.h). */
+		s->has_latest = false;
 	}
 	follows = had_prev && s->has_latest && (int64_t)(pt - prev) == s->latest_trend;
 	if (p->flavor == LEAP_FLAVOR_OURS) {
