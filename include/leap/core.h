@@ -105,7 +105,8 @@ struct leap_core_facts {
 	/* Whether page of tgid lies in shared memory (shmem). */
 	bool (*shmem)(void *ctx, uint32_t tgid, uint64_t page);
 	/* Whether it does, and where (*at); asked with config sweeps. */
-	bool (*region)(void *ctx, uint32_t tgid, uint64_t page, struct leap_region_at *at);
+	bool (*region)(void *ctx, uint32_t tgid, uint64_t page,
+		       struct leap_region_at *at);
 	void *ctx;
 };
 

@@ -36,9 +36,9 @@ extern "C" {
 #endif
 
 #define LEAP_SWEEP_READERS 16u /* recent near accesses whose processes count */
-#define LEAP_SWEEP_SCORE   16	/* the score's ceiling */
-#define LEAP_SWEEP_ON	   8	/* the score from which windows go out */
-#define LEAP_SWEEP_REGIONS 32u	/* regions followed at once (LRU) */
+#define LEAP_SWEEP_SCORE   16  /* the score's ceiling */
+#define LEAP_SWEEP_ON	   8   /* the score from which windows go out */
+#define LEAP_SWEEP_REGIONS 32u /* regions followed at once (LRU) */
 
 struct leap_sweep_params {
 	uint32_t ahead;	      /* pages past the front an access still continues it */

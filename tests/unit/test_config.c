@@ -131,7 +131,8 @@ static void test_bad_files(void **state)
 	expect_error("[agent]\nring_kb = 1\n", ":2: bad value '1' for ring_kb");
 	expect_error("[agent]\nqueue_depth = 0\n",
 		     ":2: bad value '0' for queue_depth (a number from 1 to 64)");
-	expect_error("[agent]\nsweeps = maybe\n", ":2: bad value 'maybe' for sweeps (on or off)");
+	expect_error("[agent]\nsweeps = maybe\n",
+		     ":2: bad value 'maybe' for sweeps (on or off)");
 	expect_error("hsize = 4\n", ":1: 'hsize' outside any section");
 	expect_error("[default]\nhsize = 8\n[cgroup]\n", ":3: unknown section");
 	/* nsplit above hsize passes each key's range but not the policy check. */

@@ -29,15 +29,18 @@ static uint32_t reader_of(uint32_t tgid)
 	return tgid - 100;
 }
 
-static bool port_region(void *ctx, uint32_t tgid, uint64_t page, struct leap_region_at *at)
+static bool port_region(void *ctx, uint32_t tgid, uint64_t page,
+			struct leap_region_at *at)
 {
 	uint32_t k = reader_of(tgid);
 
 	(void)ctx;
 	if (k >= READERS || page < base[k] || page >= base[k] + OBJECT)
 		return false;
-	*at = (struct leap_region_at){
-		.id = REGION, .index = page - base[k], .first = base[k], .end = base[k] + OBJECT};
+	*at = (struct leap_region_at){.id = REGION,
+				      .index = page - base[k],
+				      .first = base[k],
+				      .end = base[k] + OBJECT};
 	return true;
 }
 
@@ -50,11 +53,15 @@ static bool port_shmem(void *ctx, uint32_t tgid, uint64_t page)
 
 static const struct leap_core_facts port = {.shmem = port_shmem, .region = port_region};
 
+/* pw_max of the policy (0: the default). */
+static uint32_t pw_max;
+
 static struct leap_core *core_new(bool sweeps, uint32_t lanes, uint32_t *target)
 {
 	struct leap_core_config cfg = {
 		.streams = 64, .cold_chunk = 16, .kra_trust = 3, .sweeps = sweeps};
-	struct leap_core_env env = {.swap = {.sync_pct = 0}, .ra_pages = 8, .can_prefetch = true};
+	struct leap_core_env env = {
+		.swap = {.sync_pct = 0}, .ra_pages = 8, .can_prefetch = true};
 	struct leap_core_policy p = {.mode = LEAP_CORE_LEAP};
 	struct leap_core *c;
 
@@ -65,6 +72,8 @@ static struct leap_core *core_new(bool sweeps, uint32_t lanes, uint32_t *target)
 	leap_core_set_env(c, &env);
 	leap_params_default(&p.params);
 	p.params.lanes = lanes;
+	if (pw_max)
+		p.params.pw_max = pw_max;
 	*target = leap_core_target_add(c, &p);
 	assert_true(*target < LEAP_CORE_TARGETS);
 	return c;
@@ -80,6 +89,7 @@ struct run {
 	uint32_t misplaced; /* window pages outside the faulting reader's mapping,
 			     * or a region's not ahead of what it had read */
 	uint64_t sweep_windows;
+	uint32_t widest; /* the widest region window */
 };
 
 /* Per object page: 0 absent, 1 read by the kernel's cluster, 2 + k planned
@@ -134,6 +144,8 @@ static struct run feed(bool sweeps, uint32_t lanes, const uint32_t (*acc)[2], ui
 		if (!pl->n)
 			continue;
 		out.windows++;
+		if (pl->swept && pl->n > out.widest)
+			out.widest = pl->n;
 		for (uint32_t j = 0; j < pl->n; j++) {
 			uint64_t page = pl->pages[j];
 
@@ -194,12 +206,13 @@ static void test_parallel_scan_one_front(void **state_)
 	struct run on = feed(true, LEAP_DEFAULT_LANES, accesses, n);
 	(void)state_;
 
-	print_message("# parallel scan, 3 readers, %u reads: misses / prefetched before use / "
-		      "windows: per-process streams, lanes %u / %u / %u; single history %u / "
-		      "%u / %u; sweeps %u / %u / %u (%u region windows)\n",
-		      n, off.misses, off.covered, off.windows, one.misses, one.covered,
-		      one.windows, on.misses, on.covered, on.windows,
-		      (unsigned)on.sweep_windows);
+	print_message(
+		"# parallel scan, 3 readers, %u reads: misses / prefetched before use / "
+		"windows: per-process streams, lanes %u / %u / %u; single history %u / "
+		"%u / %u; sweeps %u / %u / %u (%u region windows)\n",
+		n, off.misses, off.covered, off.windows, one.misses, one.covered,
+		one.windows, on.misses, on.covered, on.windows,
+		(unsigned)on.sweep_windows);
 	assert_int_equal(on.reads, OBJECT);
 	/* One front: windows of the region, through every reader, each in
 	 * the reader's own mapping and ahead of what was read. */
@@ -211,6 +224,25 @@ static void test_parallel_scan_one_front(void **state_)
 	assert_true(on.misses * 3 < one.misses);
 	assert_true(on.covered > off.covered + OBJECT / 4);
 	assert_int_equal(off.sweep_windows, 0);
+}
+
+/* The policy's pw_max bounds the region's windows too, the first one
+ * (32 pages) included. */
+static void test_pw_max_bounds_region_windows(void **state_)
+{
+	uint32_t n = parallel_scan(READERS);
+	struct run wide, narrow;
+	(void)state_;
+
+	wide = feed(true, LEAP_DEFAULT_LANES, accesses, n);
+	pw_max = 16;
+	narrow = feed(true, LEAP_DEFAULT_LANES, accesses, n);
+	pw_max = 0;
+	print_message("# widest region window: %u pages (pw_max %u), %u (pw_max 16)\n",
+		      wide.widest, LEAP_DEFAULT_PW_MAX, narrow.widest);
+	assert_true(wide.widest > 16);
+	assert_true(narrow.sweep_windows > 10);
+	assert_true(narrow.widest <= 16);
 }
 
 /* One reader alone is its own stream's: no region window. */
@@ -291,6 +323,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parallel_scan_one_front),
+		cmocka_unit_test(test_pw_max_bounds_region_windows),
 		cmocka_unit_test(test_one_reader_left_to_its_stream),
 		cmocka_unit_test(test_random_readers_no_sweep),
 		cmocka_unit_test(test_sweep_front),

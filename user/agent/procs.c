@@ -247,7 +247,8 @@ static bool fact_shmem(void *ctx, uint32_t tgid, uint64_t page)
 	return shmem;
 }
 
-static bool fact_region(void *ctx, uint32_t tgid, uint64_t page, struct leap_region_at *at)
+static bool fact_region(void *ctx, uint32_t tgid, uint64_t page,
+			struct leap_region_at *at)
 {
 	struct procs_facts *f = ctx;
 	struct proc_entry *e;
@@ -262,8 +263,10 @@ static bool fact_region(void *ctx, uint32_t tgid, uint64_t page, struct leap_reg
 	procs_put(f->c, e);
 	if (!yes)
 		return false;
-	*at = (struct leap_region_at){
-		.id = r.object, .index = r.pgoff + (page - r.start), .first = r.start, .end = r.end};
+	*at = (struct leap_region_at){.id = r.object,
+				      .index = r.pgoff + (page - r.start),
+				      .first = r.start,
+				      .end = r.end};
 	return true;
 }
 

@@ -656,7 +656,8 @@ static bool replay_shmem(void *ctx, uint32_t tgid, uint64_t page)
 	return replay_fact(ctx, REC_FACT_SHMEM, tgid, page, 0, NULL);
 }
 
-static bool replay_region(void *ctx, uint32_t tgid, uint64_t page, struct leap_region_at *at)
+static bool replay_region(void *ctx, uint32_t tgid, uint64_t page,
+			  struct leap_region_at *at)
 {
 	*at = (struct leap_region_at){0};
 	return replay_fact(ctx, REC_FACT_REGION, tgid, page, 0, at);
@@ -674,7 +675,8 @@ static void print_plan(FILE *f, const struct leap_event *ev,
 		fprintf(f, " window=%" PRIu64 "..%" PRIu64 " n=%u%s%s%s", pl->pages[0],
 			pl->pages[pl->n - 1], pl->n,
 			pl->step.dec.lookahead ? " lookahead" : "",
-			pl->step.dec.periodic ? " periodic" : "", pl->swept ? " swept" : "");
+			pl->step.dec.periodic ? " periodic" : "",
+			pl->swept ? " swept" : "");
 	if (pl->n && pl->step.dec.ran)
 		fprintf(f, pl->step.dec.trend_found ? " trend=%+" PRId64 : " no-trend",
 			pl->step.dec.trend);

@@ -31,8 +31,8 @@ bool vmas_parse_line(const char *line, struct vma_range *out)
 	 * "/dev/zero (deleted)" inode; its offset is the page index). */
 	out->object = 0;
 	if (out->shmem) {
-		out->object = (unsigned long long)ino ^
-			      ((unsigned long long)major << 52 | (unsigned long long)minor << 32);
+		out->object = (unsigned long long)ino ^ ((unsigned long long)major << 52 |
+							 (unsigned long long)minor << 32);
 		if (!out->object)
 			out->object = 1;
 	}

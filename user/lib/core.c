@@ -469,6 +469,8 @@ static bool sweep_step(struct leap_core *c, const struct core_target *t,
 	leap_sweep_params_default(&sp);
 	sp.ra_pages = c->env.ra_pages;
 	sp.pw_max = t->pol.params.pw_max;
+	if (sp.pw_first > sp.pw_max)
+		sp.pw_first = sp.pw_max;
 	if (t->pol.params.max_delta)
 		sp.ahead = (uint32_t)t->pol.params.max_delta;
 	s = leap_sweeps_get(&c->sweeps, at.id);
