@@ -6,8 +6,7 @@
  */
 #include <string.h>
 
-#include "engine_test.h"
-#include "leap/core.h"
+#include "core_test.h"
 
 static struct {
 	bool mapped, shmem;
@@ -42,15 +41,9 @@ static struct leap_core *core_new(void)
 				    .ra_pages = 8,
 				    .can_prefetch = true,
 				    .can_cold = true};
-	struct leap_core *c;
 
 	memset(&port_state, 0, sizeof(port_state));
-	leap_cost_params_default(&cfg.cost);
-	leap_outcome_params_default(&cfg.outcome);
-	c = leap_core_new(&cfg);
-	assert_non_null(c);
-	leap_core_set_env(c, &env);
-	return c;
+	return test_core_new(cfg, &env);
 }
 
 static uint32_t add_target(struct leap_core *c, enum leap_core_mode mode, bool stand_down)

@@ -7,8 +7,7 @@
  */
 #include <string.h>
 
-#include "engine_test.h"
-#include "leap/core.h"
+#include "core_test.h"
 
 #define MISS (LEAP_EV_MAJOR | LEAP_EV_SWAPIN_IO)
 
@@ -32,13 +31,8 @@ static struct leap_core *core_new(uint32_t lanes, enum leap_flavor flavor,
 	struct leap_core_config cfg = {.streams = 64, .cold_chunk = 16, .kra_trust = 3};
 	struct leap_core_env env = {.swap = {.sync_pct = 0}, .can_prefetch = true};
 	struct leap_core_policy p = {.mode = LEAP_CORE_LEAP};
-	struct leap_core *c;
+	struct leap_core *c = test_core_new(cfg, &env);
 
-	leap_cost_params_default(&cfg.cost);
-	leap_outcome_params_default(&cfg.outcome);
-	c = leap_core_new(&cfg);
-	assert_non_null(c);
-	leap_core_set_env(c, &env);
 	leap_params_default(&p.params);
 	p.params.lanes = lanes;
 	p.params.flavor = flavor;
