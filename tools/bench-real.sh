@@ -417,6 +417,7 @@ export TMPDIR=$scratch
 # Host rows: N programs' data at once.
 for n in $HOST_NS; do [ "$n" -le "$host_max" ] || host_max=$n; done
 swap_mib=$((MIB * (host_max > 4 ? host_max : 4) + 256))
+swaps_before=$(awk 'NR > 1 { print $1 }' /proc/swaps)
 if [ "$SWAP" = file ]; then
 	swap_file_on "$swap_mib" >/dev/null || exit 1
 elif [ "$SWAP" = zram ]; then
@@ -430,6 +431,41 @@ else
 	}
 fi
 page_cluster_set 3 || exit 1
+
+# The disk under the swap area this run turned on (a swap file's file
+# system's device, or the zram or loop device itself), as /proc/diskstats
+# names it: each run's reads and writes there go in the CSV (disk_*), so
+# that a sitting shows how the swap I/O was made (how many reads, of what
+# size, waiting how long), not only how long the program took.
+# Empty, with a warning, when it cannot be told.
+swap_disk()
+{
+	local area dev
+	area=$(awk 'NR > 1 { print $1 }' /proc/swaps | grep -vxF -f <(printf '%s\n' "$swaps_before") |
+		head -n 1)
+	[ -n "$area" ] || return 0
+	if [ -b "$area" ]; then
+		dev=$area
+	else
+		dev=$(df --output=source "$area" 2>/dev/null | tail -n 1)
+	fi
+	dev=$(readlink -f "$dev" 2>/dev/null)
+	dev=${dev##*/}
+	[ -n "$dev" ] && awk -v d="$dev" '$3 == d { f = 1 } END { exit !f }' /proc/diskstats && echo "$dev"
+}
+SWAP_DISK=$(swap_disk)
+if [ -n "$SWAP_DISK" ]; then
+	echo "# swap I/O counted on: $SWAP_DISK (/proc/diskstats)"
+else
+	echo "bench-real: warning: the swap area's disk is not in /proc/diskstats: no disk_* columns" >&2
+fi
+# The disk's reads, sectors read, ms reading, writes, sectors written.
+disk_counts()
+{
+	[ -n "$SWAP_DISK" ] || return 0
+	awk -v d="$SWAP_DISK" '$3 == d { print $4, $6, $7, $8, $10 }' /proc/diskstats
+}
+
 # Row b's readahead: VMA-based, or swap-slot clusters while a rotational
 # swap area is on (docs/agent.md, "Memory pressure and the kernel's readahead").
 echo "# swap readahead: $("$AGENT" status 2>/dev/null | sed -n 's/^swap readahead: *//p')"
@@ -494,18 +530,19 @@ done
 [ -n "$PIN" ] && echo "# every program runs on CPU $PIN alone, in every row (the agent is not pinned)"
 
 CSV=$OUTDIR/real-$(date +%Y%m%d-%H%M%S).csv
-echo "program,pct,limit_mib,row,rep,status,wall_s,phases,swapin_misses,prefetched,hits,wasted,accuracy,coverage,agent_user_us_per_event,agent_sys_us_per_event,agent_own_us_per_event,bpf_ns_per_fault,reaction_p50_us,reaction_p99_us,user_s" >"$CSV"
+echo "program,pct,limit_mib,row,rep,status,wall_s,phases,swapin_misses,prefetched,hits,wasted,accuracy,coverage,agent_user_us_per_event,agent_sys_us_per_event,agent_own_us_per_event,bpf_ns_per_fault,reaction_p50_us,reaction_p99_us,user_s,disk_reads,disk_read_kib_avg,disk_read_us_avg,disk_writes,disk_write_kib_avg" >"$CSV"
 
 # One run: program $1 at limit $2 MiB, row $3, repetition $4; appends a CSV line.
 run_one()
 {
 	local p=$1 lim=$2 row=$3 rep=$4 pct=$5 stats=${6:-} out=$work/out err=$work/err js=$work/agent.json
-	local rc status h t0 t1 wall miss=0
+	local rc status h t0 t1 wall miss=0 disk0 disk1
 	local -a cmd bpf_stats=()
 	[ -n "$stats" ] && bpf_stats=(--bpf-stats)
 	mapfile -t cmd < <(program_cmd "$p")
 	[ -n "$PIN" ] && cmd=(taskset -c "$PIN" "${cmd[@]}")
 	rm -f "$js"
+	disk0=$(disk_counts)
 	case $row in
 	a | b | b6)
 		case $row in a) page_cluster_set 0 ;; b) page_cluster_set 3 ;; b6) page_cluster_set 6 ;; esac
@@ -536,6 +573,7 @@ run_one()
 		t1=$(date +%s.%N)
 		;;
 	esac
+	disk1=$(disk_counts)
 	wall=$(awk -v a="$t1" -v b="$t0" 'BEGIN { printf "%.6f", a - b }')
 	status=ok
 	if [ $rc -eq 124 ]; then
@@ -554,9 +592,22 @@ run_one()
 	# (two clock reads per program run, ~12 runs per fault): it gives the
 	# BPF ns per fault only, and its time is never counted.
 	[ -n "$stats" ] && [ "$status" = ok ] && status=bpfstats
-	"$PY" - "$p" "$pct" "$lim" "$row" "$rep" "$status" "$wall" "$miss" "$out" "$js" >>"$CSV" <<'EOF'
+	"$PY" - "$p" "$pct" "$lim" "$row" "$rep" "$status" "$wall" "$miss" "$out" "$js" \
+		"$disk0" "$disk1" >>"$CSV" <<'EOF'
 import json, sys
-p, pct, lim, row, rep, status, wall, miss, out, js = sys.argv[1:]
+p, pct, lim, row, rep, status, wall, miss, out, js, disk0, disk1 = sys.argv[1:]
+# The swap disk's I/O during the run (whole run, set-up included; other
+# I/O on that disk counts too): reads, their average size and wait, writes.
+disk = [""] * 5
+try:
+    d = [b - a for a, b in zip(map(int, disk0.split()), map(int, disk1.split()))]
+    if len(d) == 5 and min(d) >= 0:
+        reads, rsect, rms, writes, wsect = d
+        disk = [reads, f"{rsect / 2 / reads:.1f}" if reads else "",
+                f"{rms * 1000 / reads:.0f}" if reads else "",
+                writes, f"{wsect / 2 / writes:.1f}" if writes else ""]
+except ValueError:
+    pass
 phases, user_s = {}, ""
 try:
     said = json.loads(open(out).read().strip().splitlines()[-1])
@@ -582,7 +633,7 @@ print(",".join(str(x) for x in [
     f"{g('accuracy'):.4f}", f"{g('coverage'):.4f}", f"{user:.3f}",
     f"{max(cpu - user, 0):.3f}", f"{g('agent_own_cpu_us_per_event'):.3f}",
     f"{g('bpf_ns_per_fault'):.0f}",
-    g("reaction_p50_us"), g("reaction_p99_us"), user_s]))
+    g("reaction_p50_us"), g("reaction_p99_us"), user_s] + disk))
 EOF
 	[ "$status" = wrong ] && return 3
 	return 0

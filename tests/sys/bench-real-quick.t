@@ -55,5 +55,14 @@ for p in py-stride perl-stride; do
 			"$p row $row: $counted runs counted ($oom OOM-killed, $timedout past the timeout, $other failed)"
 	done
 done
+# The swap disk's I/O per run (bench-real.sh: disk_* columns, from
+# /proc/diskstats of the disk under the swap file): Linux's own page-ins
+# read that disk, so every counted run of row b shows reads; none when
+# bench-real took the wrong disk or none.
+col=$(head -n 1 "$raw" 2>/dev/null | tr ',' '\n' | grep -nx disk_reads | cut -d: -f1)
+read -r b_runs b_read <<<"$(awk -F, -v c="${col:-1}" 'NR > 1 && $4 == "b" && $6 == "ok" {
+	n++; if ($c + 0 > 0) r++ } END { printf "%d %d", n, r }' "$raw" 2>/dev/null)"
+ok "$([ -n "$col" ] && [ "${b_runs:-0}" -gt 0 ] && [ "$b_read" = "$b_runs" ] && echo 0 || echo 1)" \
+	"every counted run of row b read the swap disk (${b_read:-0} of ${b_runs:-0}: disk_reads)"
 ok "$([ -s "$out/real-summary.csv" ] && echo 0 || echo 1)" "the summary CSV was written"
 done_testing

@@ -49,7 +49,16 @@ METRICS = [
     ("reaction_p99_us", "react p99 us", "{:.0f}"),
     # the program's own user CPU (the Python programs say it)
     ("user_s", "prog usr s", "{:.2f}"),
+    # the swap disk's I/O in the run (bench-real.sh's disk_counts): how
+    # the page-ins were read, in how many reads, how large, waiting how long
+    ("disk_reads", "disk reads", "{:.0f}"),
+    ("disk_read_kib_avg", "read KiB", "{:.1f}"),
+    ("disk_read_us_avg", "read us", "{:.0f}"),
+    ("disk_writes", "disk writes", "{:.0f}"),
 ]
+# Shown for every row, Linux's included (the rest are the agent's own).
+EVERY_ROW = {"swapin_misses", "user_s", "disk_reads", "disk_read_kib_avg",
+             "disk_read_us_avg", "disk_writes"}
 
 
 def med(xs):
@@ -146,7 +155,7 @@ def main():
                 else:
                     v = med([float(r[key]) for r in g if r.get(key) not in (None, "")])
                 rec[key] = v
-                vals.append(fmt.format(v) if v is not None and (row in ("c", "c0", "cd", "cn", "o", "f", "e", "e0", "x") or key in ("swapin_misses", "user_s")) else "")
+                vals.append(fmt.format(v) if v is not None and (row in ("c", "c0", "cd", "cn", "o", "f", "e", "e0", "x") or key in EVERY_ROW) else "")
             for k, v in ph.items():
                 rec["phase_" + k] = med(v)
                 if bph.get(k):
