@@ -61,7 +61,7 @@ struct leap_params {
 /* Defaults, with the reason for each, are documented in README.md. */
 #define LEAP_DEFAULT_HSIZE     32u
 #define LEAP_DEFAULT_NSPLIT    2u
-#define LEAP_DEFAULT_PW_MAX    256u
+#define LEAP_DEFAULT_PW_MAX    1024u
 #define LEAP_DEFAULT_MAX_DELTA 256u
 #define LEAP_DEFAULT_LANES     4u
 #define LEAP_LANES_MAX	       8u

@@ -371,7 +371,7 @@ static void test_replay_numbers(void **state)
 	r = run(&t, SIM_POL_NEXT_N, 512);
 	assert_true(r.coverage > 0.88 && r.coverage < 0.89);
 	sim_result_free(&r);
-	/* Leap's window grows to pw_max (256). */
+	/* Leap's window grows to pw_max (1024). */
 	r = run(&t, SIM_POL_LEAP, 512);
 	assert_true(r.coverage > 0.95);
 	sim_result_free(&r);
