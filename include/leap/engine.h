@@ -58,7 +58,7 @@ struct leap_params {
 	uint32_t lanes;
 };
 
-/* Defaults, with the reason for each, are documented in README.md. */
+/* Defaults, with the reason for each: docs/agent.md, "Configuration". */
 #define LEAP_DEFAULT_HSIZE     32u
 #define LEAP_DEFAULT_NSPLIT    2u
 #define LEAP_DEFAULT_PW_MAX    1024u
