@@ -59,6 +59,10 @@ guest_boot()
 	GUEST_RC=$?
 	note "$kernel: one boot for ${#GUEST_NAMES[@]} parts, status $GUEST_RC after $(($(date +%s) - t0))s (limit ${total}s)"
 	grep '^suite:' "$GUEST_RUN/boot/console.log" 2>/dev/null | tr -d '\r' | sed 's/^/# /'
+	# The guest died (boot.sh: 125): its kernel's last words (an oops, a
+	# panic) are at the console's end, which goes with the run dir.
+	[ "$GUEST_RC" = 125 ] && diag "$kernel: the guest ended without an exit status; the console's end:" &&
+		diag "$(tr -d '\r' <"$GUEST_RUN/boot/console.log" 2>/dev/null | tail -n 60)"
 	return "$GUEST_RC"
 }
 
