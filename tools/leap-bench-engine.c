@@ -108,9 +108,7 @@ static double run(enum pattern pat, const struct leap_params *p)
 		/* About half of all faults land on prefetched pages when a
 		 * trend exists, as in the simulator's steady state. */
 		hit = this != RANDOM && (r & 1);
-		acc += leap_stream_access(s, p, pos[sid],
-					  hit ? LEAP_ACCESS_HIT : LEAP_ACCESS_MISS, out,
-					  LEAP_PW_LIMIT, NULL);
+		acc += leap_stream_access(s, p, pos[sid], hit, out, LEAP_PW_LIMIT, NULL);
 	}
 	t1 = now_ns();
 	sink = acc;

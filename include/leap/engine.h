@@ -195,6 +195,20 @@ uint32_t leap_behind_advance(struct leap_behind *b, uint64_t pt, int dir, uint32
  */
 #define LEAP_LATEST_TTL 16u
 
+/*
+ * The most trend steps a stream's lead reaches (leap_stream_late()),
+ * whatever pw_max.  It doubled up to pw_max steps, and when pw_max went
+ * from 256 to 1024 (2026-11-29) a lead grown on one pass of a scan sent
+ * the next pass's windows up to 1,024 steps ahead, one page each, and
+ * every page before them missed: CPython's stride-16 scan (64 MiB in 32)
+ * had half its page-ins missed in 4 of 50 runs (80-84% served in the
+ * rest), 76-84% in 25 of 25 with this cap.  256 is the reach it had
+ * before; a lead covers the program's pace times a window's landing
+ * time (a few ms), far fewer steps than that.  Halving the lead on plain
+ * misses instead fixed the scan too but slowed SQLite's load 7%.
+ */
+#define LEAP_LEAD_MAX 256u
+
 struct leap_stream_stats {
 	uint64_t accesses;   /* every recorded access */
 	uint64_t misses;     /* accesses not served by a prefetch */
@@ -253,8 +267,8 @@ struct leap_stream {
 	/*
 	 * Lead (LEAP_FLAVOR_OURS; not in the paper): how many trend steps
 	 * beyond where it would start a miss's window starts, grown by late
-	 * prefetches (leap_stream_late()), halved by wasted ones and by plain
-	 * misses with no hit since the last window.  A window
+	 * prefetches (leap_stream_late(), up to LEAP_LEAD_MAX or pw_max) and
+	 * halved by wasted ones.  A window
 	 * that arrives after the fault was right but too close: the program's
 	 * pace times the time a window takes to land (the agent's reaction and
 	 * the device's read) is the distance it needs, and doubling on each
@@ -296,30 +310,15 @@ struct leap_decision {
 	int64_t trend;
 };
 
-/* What one access was, as the agent tells them apart. */
-enum leap_access {
-	/* A read of a page no window of ours issued: never asked for, or
-	 * left out (resident when its window was planned, reclaimed since;
-	 * still queued behind the issuer). */
-	LEAP_ACCESS_MISS,
-	/* Found among prefetched pages, without a read. */
-	LEAP_ACCESS_HIT,
-	/* A read of a page a window of ours issued: still on its way, or
-	 * reclaimed again before use (leap_stream_late()). */
-	LEAP_ACCESS_LATE,
-};
-
 /*
- * One access to page pt.  A hit counts towards Chit, as in the paper; in
- * the paper flavour a hit runs no prefetch, in ours a hit on the
- * look-ahead marker issues the next window.  A miss or a late one runs
- * DOPREFETCH; in ours a plain miss with no hit since the last window
- * also halves the stream's lead (the windows serve nothing near pt).
- * Candidates go to out[] (cap >= pw_max for a full window).  Returns the
- * number of candidates.  dec may be NULL.
+ * One access to page pt.  hit: the page was found among prefetched pages
+ * (counts towards Chit, as in the paper; in the paper flavour a hit runs no
+ * prefetch, in ours a hit on the look-ahead marker issues the next window).
+ * A miss runs DOPREFETCH.  Candidates go to out[] (cap >= pw_max for a full
+ * window).  Returns the number of candidates.  dec may be NULL.
  */
 uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
-			    uint64_t pt, enum leap_access a, uint64_t *out, uint32_t cap,
+			    uint64_t pt, bool hit, uint64_t *out, uint32_t cap,
 			    struct leap_decision *dec);
 /*
  * A miss at pt on a stream the kernel's own readahead serves (LEAP_FLAVOR_OURS
@@ -334,11 +333,11 @@ uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
  * what the kernel is reading around pt now.  Such a miss means the program
  * caught up with our windows, so the window at least doubles, and the skip
  * pages count towards Chit once it is out (the program goes through them
- * before it reaches our marker).  late: the page at pt was one of ours
- * (LEAP_ACCESS_LATE).  Otherwise as a miss in leap_stream_access().
+ * before it reaches our marker).  Otherwise as a miss in
+ * leap_stream_access().
  */
 uint32_t leap_stream_access_after_ra(struct leap_stream *s, const struct leap_params *p,
-				     uint64_t pt, bool late, uint64_t skip, uint64_t *out,
+				     uint64_t pt, uint64_t skip, uint64_t *out,
 				     uint32_t cap, struct leap_decision *dec);
 /*
  * A page prefetched for this stream was read again before use (reclaimed
@@ -357,9 +356,9 @@ void leap_stream_wasted(struct leap_stream *s);
  * last one (Chit 0), its pages count as hits for the next window's size
  * (GETPREFETCHWINDOWSIZE would otherwise shrink a stream whose windows
  * are all late to one page, and keep it there), and the lead doubles,
- * from 1 up to pw_max trend steps.  A late miss among hits changes
- * nothing: the distance works for most pages.  Call before
- * leap_stream_access() for that miss.  OURS flavour only.
+ * from 1 up to LEAP_LEAD_MAX (pw_max if less) trend steps.  A late miss
+ * among hits changes nothing: the distance works for most pages.  Call
+ * before leap_stream_access() for that miss.  OURS flavour only.
  */
 void leap_stream_late(struct leap_stream *s, const struct leap_params *p);
 /* Hits learnt after the fact (e.g. counted by the agent) feed Chit too. */

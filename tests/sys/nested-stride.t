@@ -62,10 +62,10 @@ diag "stride:16: nested-stride windows $pynested of $pywin windows"
 cmp_ok "$((pynested * 100))" '<' "$((pywin * 20))" \
 	"a plain stride mostly gets stride windows (nested-stride windows < 20%)"
 # Its prefetches serve most of its page-ins: hits / (hits + misses) 74-84%
-# in 6 runs (2026-11-26), 81-84% in 25 (2026-11-29).  Under 60% in one
-# fresh-clone CI run and 4 of 50 here (45-53%, windows of 1024) until a
-# plain miss halved the stream's lead (user/lib/stream.c): the lead a
-# late pass grew sent the next pass's windows up to 1,024 steps ahead.
+# in 6 runs (2026-11-26).  Under 60% in one
+# fresh-clone CI run and 4 of 50 here (45-53%, windows of 1024): the lead
+# a late pass grew sent the next pass's windows up to 1,024 steps ahead;
+# 76-84% in 25 with the lead capped at 256 steps (LEAP_LEAD_MAX).
 # A window restarted over one still in flight
 # leaves out the pages issued under 20 ms before (leap/recent.h), so each
 # page is issued (and counted) about once.  Counted against the scan's

@@ -91,8 +91,8 @@ static void test_wide_stride_is_the_engines(void **state)
 	leap_stream_init(&twin, twin_storage, LEAP_HSIZE_MAX);
 	for (int i = 0; i < 40; i++, pt += 16) {
 		uint32_t n = miss(&r, pt, false);
-		uint32_t m = leap_stream_access(&twin, &r.p, pt, LEAP_ACCESS_MISS,
-						twin_out, LEAP_PW_LIMIT, &d);
+		uint32_t m = leap_stream_access(&twin, &r.p, pt, false, twin_out,
+						LEAP_PW_LIMIT, &d);
 
 		assert_int_equal(n, m);
 		assert_memory_equal(r.out, twin_out, n * sizeof(*twin_out));

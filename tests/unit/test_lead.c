@@ -29,7 +29,7 @@ static void test_late_windows_lead(void **state)
 	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
 	/* The stride is found, the first windows go out (no hits yet). */
 	for (int i = 0; i < 6; i++, pt += STRIDE)
-		leap_stream_access(&s, &p, pt, LEAP_ACCESS_MISS, out, LEAP_PW_LIMIT, &d);
+		leap_stream_access(&s, &p, pt, false, out, LEAP_PW_LIMIT, &d);
 	assert_true(d.trend_found);
 	assert_int_equal(d.trend, STRIDE);
 	assert_int_equal(s.lead, 0);
@@ -39,8 +39,7 @@ static void test_late_windows_lead(void **state)
 
 		leap_stream_late(&s, &p);
 		lead_before = s.lead;
-		n = leap_stream_access(&s, &p, pt, LEAP_ACCESS_LATE, out, LEAP_PW_LIMIT,
-				       &d);
+		n = leap_stream_access(&s, &p, pt, false, out, LEAP_PW_LIMIT, &d);
 		assert_true(n > 0);
 		/* Never shrinks: the late pages count as hits. */
 		assert_true(d.window >= pw);
@@ -76,10 +75,10 @@ static void test_lead_backwards_stops_at_zero(void **state)
 	leap_params_default(&p);
 	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
 	for (int i = 0; i < 6; i++, pt -= STRIDE)
-		leap_stream_access(&s, &p, pt, LEAP_ACCESS_MISS, out, LEAP_PW_LIMIT, &d);
+		leap_stream_access(&s, &p, pt, false, out, LEAP_PW_LIMIT, &d);
 	for (int i = 0; i < 4; i++)
 		leap_stream_late(&s, &p);
-	n = leap_stream_access(&s, &p, pt, LEAP_ACCESS_LATE, out, LEAP_PW_LIMIT, &d);
+	n = leap_stream_access(&s, &p, pt, false, out, LEAP_PW_LIMIT, &d);
 	/* The lead would go below 0: the window starts at the fault instead. */
 	for (uint32_t i = 0; i < n; i++)
 		assert_true(out[i] < pt);
@@ -102,14 +101,11 @@ static void test_paper_flavour_unchanged(void **state)
 }
 
 /*
- * A scan's next pass after a late one: its misses are plain (no window of
- * ours reached back to them) with no hit between, and each halves the
- * lead a late pass grew.
- * Kept, a lead of pw_max steps sent each window of the next pass that far
- * ahead, one page each, and every page before them missed (CPython's
- * stride-16 scan, half its page-ins, 2026-11-29).
+ * With windows of up to 1024 pages the lead still stops at LEAP_LEAD_MAX
+ * steps: doubling to pw_max sent a scan's next pass 1,024 steps ahead of
+ * its faults, one page a window, and every page before them missed.
  */
-static void test_plain_misses_shed_lead(void **state)
+static void test_lead_capped(void **state)
 {
 	int64_t storage[LEAP_HSIZE_MAX];
 	uint64_t out[LEAP_PW_LIMIT];
@@ -117,40 +113,24 @@ static void test_plain_misses_shed_lead(void **state)
 	struct leap_stream s;
 	struct leap_params p;
 	uint64_t pt = 100000;
-	uint32_t n, misses = 0;
 	(void)state;
 
 	leap_params_default(&p);
+	assert_int_equal(p.pw_max, 1024);
 	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
 	for (int i = 0; i < 6; i++, pt += STRIDE)
-		leap_stream_access(&s, &p, pt, LEAP_ACCESS_MISS, out, LEAP_PW_LIMIT, &d);
+		leap_stream_access(&s, &p, pt, false, out, LEAP_PW_LIMIT, &d);
 	for (int i = 0; i < 20; i++, pt += STRIDE) {
 		leap_stream_late(&s, &p);
-		leap_stream_access(&s, &p, pt, LEAP_ACCESS_LATE, out, LEAP_PW_LIMIT, &d);
+		assert_true(s.lead <= LEAP_LEAD_MAX);
+		leap_stream_access(&s, &p, pt, false, out, LEAP_PW_LIMIT, &d);
 	}
-	assert_int_equal(s.lead, p.pw_max);
-	/* A plain miss among hits: the lead works for most pages, it stays. */
-	leap_stream_add_hits(&s, 2);
-	leap_stream_access(&s, &p, pt, LEAP_ACCESS_MISS, out, LEAP_PW_LIMIT, &d);
-	assert_int_equal(s.lead, p.pw_max);
-	/* The next pass, from the start again: plain misses along the stride
-	 * (every page before a window of theirs is one), none hit. */
-	for (pt = 100000 + 1;; pt += STRIDE) {
-		uint32_t lead_before = s.lead;
-
-		n = leap_stream_access(&s, &p, pt, LEAP_ACCESS_MISS, out, LEAP_PW_LIMIT,
-				       &d);
-		misses++;
-		assert_true(d.trend_found);
-		assert_true(n > 0);
-		assert_int_equal(s.lead, lead_before / 2);
-		assert_int_equal(out[0], pt + (uint64_t)(s.lead + 1) * STRIDE);
-		if (s.lead == 0)
-			break;
-		assert_true(misses < 20);
-	}
-	/* log2(pw_max) + 1 misses, not pw_max of them. */
-	assert_int_equal(misses, 11);
+	assert_int_equal(s.lead, LEAP_LEAD_MAX);
+	/* The window starts LEAP_LEAD_MAX steps past the fault, no further. */
+	leap_stream_late(&s, &p);
+	leap_stream_access(&s, &p, pt, false, out, LEAP_PW_LIMIT, &d);
+	assert_true(d.count > 0);
+	assert_true(out[0] <= pt + (uint64_t)(LEAP_LEAD_MAX + 1) * STRIDE);
 }
 
 int main(void)
@@ -159,7 +139,7 @@ int main(void)
 		cmocka_unit_test(test_late_windows_lead),
 		cmocka_unit_test(test_lead_backwards_stops_at_zero),
 		cmocka_unit_test(test_paper_flavour_unchanged),
-		cmocka_unit_test(test_plain_misses_shed_lead),
+		cmocka_unit_test(test_lead_capped),
 	};
 	return cmocka_run_group_tests_name("lead", tests, NULL, NULL);
 }

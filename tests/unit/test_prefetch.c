@@ -247,12 +247,66 @@ static void test_pagemap_readers(void **state)
 	munmap(buf, PM_REGION * 4096L);
 }
 
+static int cmp_ref(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Windows in order either way (the fast paths), with repeats, and in no
+ * order (qsort): each comes out as qsort and a pass dropping repeats
+ * would leave it.
+ */
+static void test_sort_unique(void **state)
+{
+	static uint64_t pages[LEAP_PREFETCH_MAX_PAGES], want[LEAP_PREFETCH_MAX_PAGES];
+	uint64_t seed = 42;
+	(void)state;
+
+	assert_int_equal(prefetch_sort_unique(pages, 0), 0);
+	pages[0] = 7;
+	assert_int_equal(prefetch_sort_unique(pages, 1), 1);
+	assert_int_equal(pages[0], 7);
+	for (int round = 0; round < 400; round++) {
+		uint32_t n = 1 + (uint32_t)(round * 37 % LEAP_PREFETCH_MAX_PAGES), m = 0;
+		uint64_t stride = 1 + (uint64_t)round % 17;
+
+		for (uint32_t i = 0; i < n; i++) {
+			seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+			switch (round % 4) {
+			case 0: /* ascending along a stride */
+				pages[i] = 5000 + i * stride;
+				break;
+			case 1: /* descending, a repeat now and then */
+				pages[i] = 900000 - (i - (i % 7 == 3)) * stride;
+				break;
+			case 2: /* ascending with repeats */
+				pages[i] = 5000 + (i / 2) * stride;
+				break;
+			default: /* no order */
+				pages[i] = (seed >> 33) % 5000;
+				break;
+			}
+		}
+		memcpy(want, pages, n * sizeof(*want));
+		qsort(want, n, sizeof(*want), cmp_ref);
+		for (uint32_t i = 0; i < n; i++)
+			if (m == 0 || want[i] != want[m - 1])
+				want[m++] = want[i];
+		assert_int_equal(prefetch_sort_unique(pages, n), m);
+		assert_memory_equal(pages, want, m * sizeof(*want));
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_holes_and_merging),
 		cmocka_unit_test(test_dead_process),
 		cmocka_unit_test(test_iovec_order),
+		cmocka_unit_test(test_sort_unique),
 		cmocka_unit_test(test_pagemap_readers),
 		cmocka_unit_test(test_regions_marked),
 	};

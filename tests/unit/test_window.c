@@ -158,31 +158,31 @@ static void test_stream_sequence(void **state)
 	p.flavor = LEAP_FLAVOR_PAPER; /* prefetch on misses only */
 	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
 	/* First fault: no history, no trend, suspended. */
-	n = leap_stream_access(&s, &p, 1000, LEAP_ACCESS_MISS, out, 64, &d);
+	n = leap_stream_access(&s, &p, 1000, false, out, 64, &d);
 	assert_int_equal(n, 0);
 	assert_true(d.ran);
 	assert_false(d.trend_found);
 	/* Second fault at +4: trend +4 found and followed: one page. */
-	n = leap_stream_access(&s, &p, 1004, LEAP_ACCESS_MISS, out, 64, &d);
+	n = leap_stream_access(&s, &p, 1004, false, out, 64, &d);
 	assert_true(d.trend_found);
 	assert_int_equal(d.trend, 4);
 	assert_int_equal(n, 1);
 	assert_int_equal(out[0], 1008);
 	/* That page is hit: Chit 1, no prefetch on a hit. */
-	n = leap_stream_access(&s, &p, 1008, LEAP_ACCESS_HIT, out, 64, &d);
+	n = leap_stream_access(&s, &p, 1008, true, out, 64, &d);
 	assert_int_equal(n, 0);
 	assert_false(d.ran);
 	/* Next miss: window 2 along +4. */
-	n = leap_stream_access(&s, &p, 1012, LEAP_ACCESS_MISS, out, 64, &d);
+	n = leap_stream_access(&s, &p, 1012, false, out, 64, &d);
 	assert_int_equal(n, 2);
 	assert_int_equal(out[1], 1020);
-	leap_stream_access(&s, &p, 1016, LEAP_ACCESS_HIT, out, 64, NULL);
-	leap_stream_access(&s, &p, 1020, LEAP_ACCESS_HIT, out, 64, NULL);
-	n = leap_stream_access(&s, &p, 1024, LEAP_ACCESS_MISS, out, 64, &d);
+	leap_stream_access(&s, &p, 1016, true, out, 64, NULL);
+	leap_stream_access(&s, &p, 1020, true, out, 64, NULL);
+	n = leap_stream_access(&s, &p, 1024, false, out, 64, &d);
 	assert_int_equal(n, 4);
 	/* Hits reported after the fact feed Chit too. */
 	leap_stream_add_hits(&s, 7);
-	n = leap_stream_access(&s, &p, 1028, LEAP_ACCESS_MISS, out, 64, &d);
+	n = leap_stream_access(&s, &p, 1028, false, out, 64, &d);
 	assert_int_equal(n, 8); /* capped by pw_max 8 */
 	assert_int_equal(s.stats.hits, 3);
 	assert_int_equal(s.stats.misses, 5);
@@ -190,7 +190,7 @@ static void test_stream_sequence(void **state)
 
 	/* A policy with another Hsize restarts the history, clamped to storage. */
 	p.hsize = 4;
-	leap_stream_access(&s, &p, 5000, LEAP_ACCESS_MISS, out, 64, &d);
+	leap_stream_access(&s, &p, 5000, false, out, 64, &d);
 	assert_int_equal(s.hist.size, 4);
 	assert_int_equal(s.hist.count, 0);
 }
@@ -208,25 +208,23 @@ static void test_lookahead(void **state)
 	(void)state;
 
 	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
-	leap_stream_access(&s, &p, 96, LEAP_ACCESS_MISS, out, 64, NULL);
+	leap_stream_access(&s, &p, 96, false, out, 64, NULL);
 	/* Miss at 100 along -4..: trend +4 from 96, one page: 104, marker 104. */
-	n = leap_stream_access(&s, &p, page, LEAP_ACCESS_MISS, out, 64, &d);
+	n = leap_stream_access(&s, &p, page, false, out, 64, &d);
 	assert_int_equal(n, 1);
 	assert_int_equal(out[0], 104);
 	/* A hit on a page that is not the marker issues nothing. */
-	n = leap_stream_access(&s, &p, 104 + 400, LEAP_ACCESS_HIT, out, 64, &d);
+	n = leap_stream_access(&s, &p, 104 + 400, true, out, 64, &d);
 	assert_int_equal(n, 0);
 	leap_stream_reset(&s, p.hsize);
 
 	/* A sequential scan that hits what was prefetched keeps a window in
 	 * flight: windows grow 1, 2, 4, 8 and no miss follows the warm-up. */
-	leap_stream_access(&s, &p, 0, LEAP_ACCESS_MISS, out, 64, NULL);
+	leap_stream_access(&s, &p, 0, false, out, 64, NULL);
 	for (page = 1; page < 2000; page++) {
 		bool hit = s.ra_armed && page <= s.ra_last && page > 1;
 
-		n = leap_stream_access(&s, &p, page,
-				       hit ? LEAP_ACCESS_HIT : LEAP_ACCESS_MISS, out, 64,
-				       &d);
+		n = leap_stream_access(&s, &p, page, hit, out, 64, &d);
 		if (!hit && page > 20)
 			misses_after_warmup++;
 		if (d.lookahead) {
@@ -245,11 +243,11 @@ static void test_lookahead(void **state)
 		uint64_t last = s.ra_last, next = s.ra_marker + 1;
 
 		assert_true(next <= last);
-		n = leap_stream_access(&s, &p, next, LEAP_ACCESS_LATE, out, 64, &d);
+		n = leap_stream_access(&s, &p, next, false, out, 64, &d);
 		assert_true(n > 0);
 		assert_int_equal(out[0], last + 1);
 		/* A miss outside it starts from the fault, as the paper does. */
-		n = leap_stream_access(&s, &p, 100000, LEAP_ACCESS_MISS, out, 64, &d);
+		n = leap_stream_access(&s, &p, 100000, false, out, 64, &d);
 		assert_true(n > 0);
 		assert_int_equal(out[0], 100001);
 	}
@@ -257,10 +255,10 @@ static void test_lookahead(void **state)
 	/* The paper flavour never prefetches on a hit. */
 	p.flavor = LEAP_FLAVOR_PAPER;
 	leap_stream_reset(&s, p.hsize);
-	leap_stream_access(&s, &p, 0, LEAP_ACCESS_MISS, out, 64, NULL);
-	n = leap_stream_access(&s, &p, 1, LEAP_ACCESS_MISS, out, 64, NULL);
+	leap_stream_access(&s, &p, 0, false, out, 64, NULL);
+	n = leap_stream_access(&s, &p, 1, false, out, 64, NULL);
 	assert_int_equal(n, 1);
-	n = leap_stream_access(&s, &p, 2, LEAP_ACCESS_HIT, out, 64, &d);
+	n = leap_stream_access(&s, &p, 2, true, out, 64, &d);
 	assert_int_equal(n, 0);
 	assert_false(d.lookahead);
 }
@@ -278,7 +276,7 @@ static void test_noise_offtrend(void **state)
 	(void)state;
 
 	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
-	leap_stream_access(&s, &p, 0, LEAP_ACCESS_MISS, out, 64, NULL);
+	leap_stream_access(&s, &p, 0, false, out, 64, NULL);
 	for (uint64_t page = 1; page < 3000; page++) {
 		bool hit = s.ra_armed && page <= s.ra_last && page > 1;
 
@@ -287,15 +285,13 @@ static void test_noise_offtrend(void **state)
 
 			/* A random far page, a miss. */
 			n = leap_stream_access(&s, &p, 1000000 + page * 7919 % 4099,
-					       LEAP_ACCESS_MISS, out, 64, &d);
+					       false, out, 64, &d);
 			noise++;
 			if (chit > 0)
 				assert_int_equal(n, 0);
 			noise_windows += n > 0;
 		}
-		n = leap_stream_access(&s, &p, page,
-				       hit ? LEAP_ACCESS_HIT : LEAP_ACCESS_MISS, out, 64,
-				       &d);
+		n = leap_stream_access(&s, &p, page, hit, out, 64, &d);
 		if (!hit && page > 50)
 			trend_misses++;
 	}
@@ -308,9 +304,9 @@ static void test_noise_offtrend(void **state)
 	p.flavor = LEAP_FLAVOR_PAPER;
 	leap_stream_reset(&s, p.hsize);
 	for (uint64_t page = 0; page < 8; page++)
-		leap_stream_access(&s, &p, page, LEAP_ACCESS_MISS, out, 64, NULL);
+		leap_stream_access(&s, &p, page, false, out, 64, NULL);
 	leap_stream_add_hits(&s, 4);
-	n = leap_stream_access(&s, &p, 777777, LEAP_ACCESS_MISS, out, 64, &d);
+	n = leap_stream_access(&s, &p, 777777, false, out, 64, &d);
 	assert_true(n > 0);
 	assert_int_equal(out[0], 777778);
 }
@@ -332,20 +328,18 @@ static uint32_t pair_windows(enum leap_flavor flavor, struct leap_stream *s)
 	p.flavor = flavor;
 	leap_stream_init(s, storage, LEAP_HSIZE_MAX);
 	for (uint64_t page = 0; page < 40; page++)
-		leap_stream_access(s, &p, page, LEAP_ACCESS_MISS, out, 64, NULL);
+		leap_stream_access(s, &p, page, false, out, 64, NULL);
 	assert_true(s->has_latest);
 	assert_int_equal(s->latest_trend, 1);
 	for (uint64_t i = 0; i < 200; i++) {
 		uint64_t q = 1000000 + (i * 7919 % 100000) * 4;
 
-		windows +=
-			leap_stream_access(s, &p, q, LEAP_ACCESS_MISS, out, 64, NULL) > 0;
-		windows += leap_stream_access(s, &p, q + 1, LEAP_ACCESS_MISS, out, 64,
-					      NULL) > 0;
+		windows += leap_stream_access(s, &p, q, false, out, 64, NULL) > 0;
+		windows += leap_stream_access(s, &p, q + 1, false, out, 64, NULL) > 0;
 	}
 	/* A stream found again: its trend and windows come back. */
 	for (uint64_t page = 5000000; page < 5000040; page++)
-		leap_stream_access(s, &p, page, LEAP_ACCESS_MISS, out, 64, NULL);
+		leap_stream_access(s, &p, page, false, out, 64, NULL);
 	assert_true(s->has_latest);
 	assert_int_equal(s->latest_trend, 1);
 	s->hist.delta = NULL; /* storage goes out of scope */
@@ -386,9 +380,9 @@ static void test_wasted_shrinks_then_recovers(void **state)
 	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
 	/* A stride-4 stream whose prefetches are all hit: full windows. */
 	for (int i = 0; i < 20; i++, page += 4)
-		leap_stream_access(&s, &p, page, LEAP_ACCESS_MISS, out, 64, NULL);
+		leap_stream_access(&s, &p, page, false, out, 64, NULL);
 	leap_stream_add_hits(&s, 64);
-	leap_stream_access(&s, &p, page, LEAP_ACCESS_MISS, out, 64, &d);
+	leap_stream_access(&s, &p, page, false, out, 64, &d);
 	full = d.window;
 	assert_int_equal(full, 32);
 
@@ -397,7 +391,7 @@ static void test_wasted_shrinks_then_recovers(void **state)
 		leap_stream_wasted(&s);
 	assert_int_equal(s.stats.wasted, 4);
 	page += 4;
-	leap_stream_access(&s, &p, page, LEAP_ACCESS_MISS, out, 64, &d);
+	leap_stream_access(&s, &p, page, false, out, 64, &d);
 	shrunk = d.window;
 	assert_true(shrunk <= full / 8);
 
@@ -405,7 +399,7 @@ static void test_wasted_shrinks_then_recovers(void **state)
 	for (int i = 0; i < 8; i++) {
 		leap_stream_add_hits(&s, 32);
 		page += 4;
-		leap_stream_access(&s, &p, page, LEAP_ACCESS_MISS, out, 64, &d);
+		leap_stream_access(&s, &p, page, false, out, 64, &d);
 	}
 	assert_int_equal(d.window, 32);
 }
@@ -428,8 +422,8 @@ static void test_after_kernel_readahead(void **state)
 
 	/* Forwards, a miss every 5 pages (the kernel read 4 past each). */
 	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
-	leap_stream_access(&s, &p, 1000, LEAP_ACCESS_MISS, out, 256, NULL);
-	n = leap_stream_access_after_ra(&s, &p, 1005, false, 4, out, 256, &d);
+	leap_stream_access(&s, &p, 1000, false, out, 256, NULL);
+	n = leap_stream_access_after_ra(&s, &p, 1005, 4, out, 256, &d);
 	assert_true(d.trend_found);
 	assert_int_equal(d.trend, 1);
 	/* Four pages the kernel read count as hits: Chit 4 -> window 8. */
@@ -438,27 +432,27 @@ static void test_after_kernel_readahead(void **state)
 	for (uint32_t i = 0; i < n; i++)
 		assert_int_equal(out[i], 1010 + i);
 	/* The window's first page is the marker: a hit there goes on beyond. */
-	n = leap_stream_access(&s, &p, 1010, LEAP_ACCESS_HIT, out, 256, &d);
+	n = leap_stream_access(&s, &p, 1010, true, out, 256, &d);
 	assert_true(d.lookahead);
 	assert_int_equal(out[0], 1018);
 
 	/* Backwards, a miss every 4 pages, near page 0: nothing below it. */
 	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
-	leap_stream_access(&s, &p, 12, LEAP_ACCESS_MISS, out, 256, NULL);
-	n = leap_stream_access_after_ra(&s, &p, 8, false, 3, out, 256, &d);
+	leap_stream_access(&s, &p, 12, false, out, 256, NULL);
+	n = leap_stream_access_after_ra(&s, &p, 8, 3, out, 256, &d);
 	assert_int_equal(d.trend, -1);
 	assert_int_equal(n, 4);
 	for (uint32_t i = 0; i < n; i++)
 		assert_int_equal(out[i], 4 - i);
 	/* The skip never goes below page 0. */
 	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
-	leap_stream_access(&s, &p, 4, LEAP_ACCESS_MISS, out, 256, NULL);
-	n = leap_stream_access_after_ra(&s, &p, 2, false, 5, out, 256, &d);
+	leap_stream_access(&s, &p, 4, false, out, 256, NULL);
+	n = leap_stream_access_after_ra(&s, &p, 2, 5, out, 256, &d);
 	assert_int_equal(n, 0);
 
 	/* A stream's first access, or the same page again: a plain miss. */
 	leap_stream_init(&s, storage, LEAP_HSIZE_MAX);
-	leap_stream_access_after_ra(&s, &p, 50, false, 4, out, 256, &d);
+	leap_stream_access_after_ra(&s, &p, 50, 4, out, 256, &d);
 	assert_true(d.ran);
 	assert_int_equal(s.stats.misses, 1);
 }
@@ -485,9 +479,7 @@ static void test_periodic_windows(void **state)
 	for (int i = 0; i < 3000; i++) {
 		bool hit = asked[page - 16000];
 
-		n = leap_stream_access(&s, &p, page,
-				       hit ? LEAP_ACCESS_HIT : LEAP_ACCESS_MISS, out, 64,
-				       &d);
+		n = leap_stream_access(&s, &p, page, hit, out, 64, &d);
 		misses += !hit && i > 100;
 		flagged += d.periodic;
 		for (uint32_t k = 0; k < n; k++) {
@@ -513,7 +505,7 @@ static void test_periodic_windows(void **state)
 	leap_stream_reset(&s, p.hsize);
 	page = 16000;
 	for (int i = 0; i < 100; i++) {
-		leap_stream_access(&s, &p, page, LEAP_ACCESS_MISS, out, 64, &d);
+		leap_stream_access(&s, &p, page, false, out, 64, &d);
 		page += i % 8 == 7 ? 50 : 2;
 	}
 	assert_int_equal(s.stats.periodic, periodic);

@@ -263,12 +263,32 @@ static void next_window(struct prefetcher *p)
 	while (p->window == 0);
 }
 
-/* Sorts pages[0..n) and drops duplicates; the new count. */
-static uint32_t sort_unique(uint64_t *pages, uint32_t n)
+/*
+ * A window is nearly always one run along its trend (leap_candidates()),
+ * in order one way or the other: one pass finds out, and a descending one
+ * is reversed.  qsort (glibc's merge sort) took ~30 us for a window of
+ * 1,024 pages in order: 13% of the agent's samples under Node.js's
+ * collection (perf, 2026-11-29).
+ */
+uint32_t prefetch_sort_unique(uint64_t *pages, uint32_t n)
 {
+	bool up = true, down = true;
 	uint32_t m = 0;
 
-	qsort(pages, n, sizeof(*pages), cmp_u64);
+	for (uint32_t i = 1; i < n && (up || down); i++) {
+		up = up && pages[i - 1] <= pages[i];
+		down = down && pages[i - 1] >= pages[i];
+	}
+	if (!up && down) {
+		for (uint32_t i = 0, j = n - 1; i < j; i++, j--) {
+			uint64_t t = pages[i];
+
+			pages[i] = pages[j];
+			pages[j] = t;
+		}
+	} else if (!up) {
+		qsort(pages, n, sizeof(*pages), cmp_u64);
+	}
 	for (uint32_t i = 0; i < n; i++)
 		if (m == 0 || pages[i] != pages[m - 1])
 			pages[m++] = pages[i];
@@ -370,7 +390,7 @@ static struct proc_entry *request_begin(struct prefetcher *p, uint32_t tgid,
 	pr = proc_or_gone(p, tgid, err);
 	if (!pr)
 		return NULL;
-	*n = sort_unique(pages, *n);
+	*n = prefetch_sort_unique(pages, *n);
 	return pr;
 }
 

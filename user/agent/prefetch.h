@@ -117,6 +117,9 @@ int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 		    uint32_t m, bool descending, uint64_t marker);
 void prefetch_record(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 		     uint32_t m, uint64_t marker);
+/* Sorts pages[0..n) ascending and drops repeats; the new count. */
+uint32_t prefetch_sort_unique(uint64_t *pages, uint32_t n);
+
 /*
  * The iovecs for pages[0..m) (sorted, unique): runs of consecutive pages,
  * in ascending order; descending (a window running downwards): runs cut

@@ -91,13 +91,9 @@ uint32_t leap_decide(struct leap_stream *s, const struct leap_params *p,
 	 * one (its window is centred on a miss, mm/swap_state.c
 	 * swap_ra_info()): ours starts beyond. */
 	if (plan->ra_gap && !plan->hold)
-		plan->n = leap_stream_access_after_ra(
-			s, p, f->page, f->late, plan->ra_gap - 1, out, cap, &plan->dec);
+		plan->n = leap_stream_access_after_ra(s, p, f->page, plan->ra_gap - 1,
+						      out, cap, &plan->dec);
 	else
-		plan->n = leap_stream_access(s, p, f->page,
-					     f->hit    ? LEAP_ACCESS_HIT
-					     : f->late ? LEAP_ACCESS_LATE
-						       : LEAP_ACCESS_MISS,
-					     out, cap, &plan->dec);
+		plan->n = leap_stream_access(s, p, f->page, f->hit, out, cap, &plan->dec);
 	return plan->n;
 }

@@ -143,6 +143,8 @@ static uint64_t ahead(uint64_t page, int64_t trend, uint32_t lead)
 
 void leap_stream_late(struct leap_stream *s, const struct leap_params *p)
 {
+	uint32_t lead_max;
+
 	if (p->flavor != LEAP_FLAVOR_OURS)
 		return;
 	s->stats.late++;
@@ -151,7 +153,8 @@ void leap_stream_late(struct leap_stream *s, const struct leap_params *p)
 		return;
 	/* None did: keep the window's size, and move it further out. */
 	s->win.chit = s->win.pw_prev ? s->win.pw_prev : 1;
-	s->lead = s->lead >= p->pw_max / 2 ? p->pw_max : (s->lead ? 2 * s->lead : 1);
+	lead_max = p->pw_max < LEAP_LEAD_MAX ? p->pw_max : LEAP_LEAD_MAX;
+	s->lead = s->lead >= lead_max / 2 ? lead_max : (s->lead ? 2 * s->lead : 1);
 }
 
 void leap_stream_add_hits(struct leap_stream *s, uint32_t n)
@@ -174,8 +177,8 @@ static void fit_hsize(struct leap_stream *s, const struct leap_params *p)
  * window on a unit trend starts skip pages beyond pt.
  */
 static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p,
-			      uint64_t pt, enum leap_access a, uint64_t skip,
-			      uint64_t *out, uint32_t cap, struct leap_decision *dec)
+			      uint64_t pt, bool hit, uint64_t skip, uint64_t *out,
+			      uint32_t cap, struct leap_decision *dec)
 {
 	struct leap_decision d = {0};
 	int64_t period_deltas[LEAP_PERIOD_MAX];
@@ -187,7 +190,7 @@ static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p
 	had_prev = s->hist.has_last;
 	leap_history_push(&s->hist, pt);
 	s->stats.accesses++;
-	if (a == LEAP_ACCESS_HIT) {
+	if (hit) {
 		s->stats.hits++;
 		s->win.chit++;
 		/* Only trend pages (or pages around a miss) were prefetched. */
@@ -200,19 +203,6 @@ static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p
 		return d.count;
 	}
 	s->stats.misses++;
-	/* A plain miss, with no page of the windows hit since the last one:
-	 * the windows serve nothing near the program, so the lead that puts
-	 * them that far out halves, as a late miss with no hit doubles it.
-	 * Kept at its height, the lead one pass of a scan had grown sent the
-	 * next pass's windows that far ahead, one page each, and every page
-	 * before them missed: CPython's stride-16 scan with a lead of 512
-	 * steps missed 504 pages in a row at each pass (half its page-ins, 4
-	 * of 50 runs at windows of 1024, 2026-11-29).  With hits between,
-	 * the lead works for most pages and stays: halved on every plain
-	 * miss, SQLite's load (a walk where misses of pages no window asked
-	 * for come between hits) ran 2.45-3.34 s against 1.94-2.33. */
-	if (a == LEAP_ACCESS_MISS && s->win.chit == 0)
-		s->lead /= 2;
 
 	/* DOPREFETCH(Pt) */
 	d.ran = true;
@@ -287,24 +277,23 @@ static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p
 }
 
 uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
-			    uint64_t pt, enum leap_access a, uint64_t *out, uint32_t cap,
+			    uint64_t pt, bool hit, uint64_t *out, uint32_t cap,
 			    struct leap_decision *dec)
 {
 	fit_hsize(s, p);
-	return stream_access(s, p, pt, a, 0, out, cap, dec);
+	return stream_access(s, p, pt, hit, 0, out, cap, dec);
 }
 
 uint32_t leap_stream_access_after_ra(struct leap_stream *s, const struct leap_params *p,
-				     uint64_t pt, bool late, uint64_t skip, uint64_t *out,
+				     uint64_t pt, uint64_t skip, uint64_t *out,
 				     uint32_t cap, struct leap_decision *dec)
 {
-	enum leap_access a = late ? LEAP_ACCESS_LATE : LEAP_ACCESS_MISS;
 	uint64_t prev, gap;
 	uint32_t n;
 
 	fit_hsize(s, p);
 	if (!s->hist.has_last || s->hist.last_page == pt)
-		return stream_access(s, p, pt, a, 0, out, cap, dec);
+		return stream_access(s, p, pt, false, 0, out, cap, dec);
 	prev = s->hist.last_page;
 	gap = pt > prev ? pt - prev : prev - pt;
 	/* The gap pages were accesses, in order; more than a history's worth
@@ -320,7 +309,7 @@ uint32_t leap_stream_access_after_ra(struct leap_stream *s, const struct leap_pa
 	 * far fewer than the program goes through while a window is fetched.
 	 */
 	s->win.pw_prev = s->win.pw_prev >= p->pw_max ? 2 * p->pw_max : 4 * s->win.pw_prev;
-	n = stream_access(s, p, pt, a, skip, out, cap, dec);
+	n = stream_access(s, p, pt, false, skip, out, cap, dec);
 	/* The program goes through the pages the kernel reads now before it
 	 * reaches our marker: hits of a prefetcher, as above. */
 	leap_stream_add_hits(s, skip > UINT32_MAX ? UINT32_MAX : (uint32_t)skip);
