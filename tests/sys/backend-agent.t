@@ -137,6 +137,9 @@ majors=$(j bec swapin_misses)
 # Nearly every fault is major (the kernel's readahead, kept in this mode,
 # shrinks to one page on a stride of 16); a hit is the read of a page whose
 # slot we pushed.
+# Pages pushed a moment ago are not pushed (and counted) again
+# (leap/recent.h): 0.964-0.997 in 8 runs; pushing them again, 0.85-0.997
+# in 11 runs, 2 under this bound (2026-11-29).
 cmp_ok "$(pm bec accuracy)" '>=' 900 "accuracy $(j bec accuracy) (hits $(j bec hits) of $(j bec prefetched) pages)"
 cmp_ok "$(j bec backend_cache_hits)" '>' $((majors * 8 / 10)) \
 	"leap-swapd served $(j bec backend_cache_hits) of $majors swap-ins from its prefetch cache"

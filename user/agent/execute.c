@@ -246,7 +246,9 @@ static int backend_push(struct agent *a, uint32_t tgid, uint64_t *pages, uint32_
 	if (k == 0)
 		return 0;
 	if (!x->be_swapcache) {
-		prefetch_record(&x->pf, tgid, pages, k, marker);
+		k = prefetch_record(&x->pf, tgid, pages, slots, k, marker);
+		if (k == 0)
+			return 0;
 	} else {
 		uint32_t kept;
 

@@ -115,8 +115,10 @@ int prefetch_swap_entries(struct prefetcher *p, uint32_t tgid, uint64_t *pages,
  */
 int prefetch_advise(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
 		    uint32_t m, bool descending, uint64_t marker);
-void prefetch_record(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
-		     uint32_t m, uint64_t marker);
+/* prefetch_record: pages issued a moment ago (p->recent) are left out, and
+ * their slots[] with them (both compacted in place); how many are kept. */
+uint32_t prefetch_record(struct prefetcher *p, uint32_t tgid, uint64_t *pages,
+			 uint64_t *slots, uint32_t m, uint64_t marker);
 /* Sorts pages[0..n) ascending and drops repeats; the new count. */
 uint32_t prefetch_sort_unique(uint64_t *pages, uint32_t n);
 
