@@ -268,11 +268,11 @@ struct leap_stream {
 	 * Lead (LEAP_FLAVOR_OURS; not in the paper): how many trend steps
 	 * beyond where it would start a miss's window starts, grown by late
 	 * prefetches (leap_stream_late(), up to LEAP_LEAD_MAX or pw_max) and
-	 * halved by wasted ones.  A window
-	 * that arrives after the fault was right but too close: the program's
-	 * pace times the time a window takes to land (the agent's reaction and
-	 * the device's read) is the distance it needs, and doubling on each
-	 * late miss reaches it without a clock in the library.
+	 * halved by wasted ones.  A window that arrives after the fault was
+	 * right but too close: the program's pace times the time a window
+	 * takes to land (the agent's reaction and the device's read) is the
+	 * distance it needs, and doubling on each late miss reaches it
+	 * without a clock in the library.
 	 */
 	uint32_t lead;
 	struct leap_behind behind; /* pages it went past (agent: MADV_COLD) */
