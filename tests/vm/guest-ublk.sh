@@ -251,7 +251,7 @@ note "$(cat "$tmp/wl-$tag.out")"
 # counted: crash_rounds runs it again, and says so with a count.
 crash_round()
 {
-	local tag=$1 p0 p1 r w old alive src rc
+	local tag=$1 p0 p1 r w old alive src rc retry
 	last_round=$tag
 	start_workload "$tag" random 2
 	p0=$(awk '$1 == "pswpin" {print $2}' /proc/vmstat)
@@ -288,11 +288,10 @@ crash_round()
 	fi
 	wait "$wl"
 	rc=$?
-	if oom_killed "$tag" "$rc" "while the device was down"; then
-		rmdir "$cg/w$n"
-		return 2
-	fi
+	oom_killed "$tag" "$rc" "while the device was down"
+	retry=$?
 	rmdir "$cg/w$n"
+	[ $retry = 0 ] && return 2
 	is "$rc" 0 "$tag: the workload finished, every page verified (it was $([ $alive = 0 ] && echo alive || echo gone) at the kill)" ||
 		diag "$(tail -n 5 "$tmp/wl-$tag.err")"
 }

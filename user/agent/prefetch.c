@@ -330,6 +330,25 @@ uint32_t prefetch_iovecs(const uint64_t *pages, uint32_t m, bool descending,
 }
 
 /*
+ * Copies into fresh[] the pages of pages[0..m) (m <= LEAP_PREFETCH_MAX_PAGES)
+ * not issued a moment ago (p->recent; all of them without one), in order,
+ * and counts the rest as skipped; how many it copied.
+ */
+static uint32_t recent_filter(struct prefetcher *p, uint32_t tgid, const uint64_t *pages,
+			      uint32_t m, uint64_t marker, uint64_t *fresh)
+{
+	uint32_t kept;
+
+	memcpy(fresh, pages, m * sizeof(*pages));
+	if (!p->recent)
+		return m;
+	kept = leap_recent_filter(p->recent, tgid, fresh, m, marker,
+				  clock_ns(CLOCK_MONOTONIC), LEAP_RECENT_TTL_NS);
+	p->stats.reissues_skipped += m - kept;
+	return kept;
+}
+
+/*
  * process_madvise for pages[0..m) of pr (sorted, unique), recorded in the
  * prefetched-page map first; descending: the window runs downwards.  Pages
  * issued a moment ago (p->recent) are left out: they are on their way.
@@ -344,18 +363,10 @@ static int advise_pages(struct prefetcher *p, struct proc_entry *pr, uint32_t tg
 	uint32_t niov;
 	int rc;
 
-	if (p->recent) {
-		uint32_t kept;
-
-		memcpy(fresh, pages, m * sizeof(*pages));
-		kept = leap_recent_filter(p->recent, tgid, fresh, m, marker,
-					  clock_ns(CLOCK_MONOTONIC), LEAP_RECENT_TTL_NS);
-		p->stats.reissues_skipped += m - kept;
-		if (kept == 0)
-			return 0;
-		pages = fresh;
-		m = kept;
-	}
+	m = recent_filter(p, tgid, pages, m, marker, fresh);
+	if (m == 0)
+		return 0;
+	pages = fresh;
 	niov = prefetch_iovecs(pages, m, descending, iov);
 	next_window(p);
 	record_pages(p, tgid, pages, m, marker, p->window);
@@ -509,25 +520,20 @@ int prefetch_cold(struct prefetcher *p, uint32_t tgid, uint64_t first, uint32_t 
 uint32_t prefetch_record(struct prefetcher *p, uint32_t tgid, uint64_t *pages,
 			 uint64_t *slots, uint32_t m, uint64_t marker)
 {
-	if (p->recent && m) {
-		uint64_t fresh[LEAP_PREFETCH_MAX_PAGES];
-		uint32_t kept, j = 0;
+	uint64_t fresh[LEAP_PREFETCH_MAX_PAGES];
+	uint32_t kept, j = 0;
 
-		if (m > LEAP_PREFETCH_MAX_PAGES)
-			m = LEAP_PREFETCH_MAX_PAGES;
-		memcpy(fresh, pages, m * sizeof(*pages));
-		kept = leap_recent_filter(p->recent, tgid, fresh, m, marker,
-					  clock_ns(CLOCK_MONOTONIC), LEAP_RECENT_TTL_NS);
-		p->stats.reissues_skipped += m - kept;
-		/* fresh[] is pages[] less some, in order: the slots follow. */
-		for (uint32_t i = 0; i < m && j < kept; i++) {
-			if (pages[i] != fresh[j])
-				continue;
-			pages[j] = pages[i];
-			slots[j++] = slots[i];
-		}
-		m = kept;
+	if (m > LEAP_PREFETCH_MAX_PAGES)
+		m = LEAP_PREFETCH_MAX_PAGES;
+	kept = recent_filter(p, tgid, pages, m, marker, fresh);
+	/* fresh[] is pages[] less some, in order: the slots follow. */
+	for (uint32_t i = 0; i < m && j < kept; i++) {
+		if (pages[i] != fresh[j])
+			continue;
+		pages[j] = pages[i];
+		slots[j++] = slots[i];
 	}
+	m = kept;
 	if (m) {
 		record_pages(p, tgid, pages, m, marker, 0);
 		p->stats.issued += m;
