@@ -191,6 +191,7 @@ struct leap_core_counters {
 	uint64_t nested_strides;   /* windows along a nested stride */
 	uint64_t held_kernel_ra;   /* pages held: the kernel's readahead serves them */
 	uint64_t beyond_kernel_ra; /* windows past the kernel's readahead */
+	uint64_t around_left;	   /* no-trend misses left to the kernel's readahead */
 	uint64_t windows;	   /* windows planned (issued) */
 	uint64_t pages;		   /* their pages */
 	uint64_t gated[LEAP_GATE_COUNT]; /* decided windows stopped, by gate */

@@ -210,17 +210,18 @@ uint32_t leap_behind_advance(struct leap_behind *b, uint64_t pt, int dir, uint32
 #define LEAP_LEAD_MAX 256u
 
 struct leap_stream_stats {
-	uint64_t accesses;   /* every recorded access */
-	uint64_t misses;     /* accesses not served by a prefetch */
-	uint64_t hits;	     /* accesses served by a prefetch */
-	uint64_t prefetched; /* candidates handed out */
-	uint64_t trends;     /* DOPREFETCH calls that found a trend */
-	uint64_t suspended;  /* DOPREFETCH calls with PW == 0 */
-	uint64_t lookaheads; /* windows issued by a hit on a marker (OURS) */
-	uint64_t offtrend;   /* misses off a live trend, not prefetched for (OURS) */
-	uint64_t wasted;     /* prefetched pages read again before use */
-	uint64_t periodic;   /* windows along a nested stride (OURS) */
-	uint64_t late;	     /* misses on prefetched pages still on their way (OURS) */
+	uint64_t accesses;    /* every recorded access */
+	uint64_t misses;      /* accesses not served by a prefetch */
+	uint64_t hits;	      /* accesses served by a prefetch */
+	uint64_t prefetched;  /* candidates handed out */
+	uint64_t trends;      /* DOPREFETCH calls that found a trend */
+	uint64_t suspended;   /* DOPREFETCH calls with PW == 0 */
+	uint64_t lookaheads;  /* windows issued by a hit on a marker (OURS) */
+	uint64_t offtrend;    /* misses off a live trend, not prefetched for (OURS) */
+	uint64_t wasted;      /* prefetched pages read again before use */
+	uint64_t periodic;    /* windows along a nested stride (OURS) */
+	uint64_t late;	      /* misses on prefetched pages still on their way (OURS) */
+	uint64_t around_left; /* "around Pt" windows left to the kernel's readahead */
 };
 
 struct leap_stream_key_t {
@@ -308,6 +309,10 @@ struct leap_decision {
 	bool periodic;	 /* the window follows a nested stride (leap_find_period) */
 	bool trend_found;
 	int64_t trend;
+	/* No trend, none lately: the "around Pt" window was left to the
+	 * kernel's readahead (leap_stream_access_kra()); window is the PW it
+	 * would have had, count 0. */
+	bool around_left;
 };
 
 /*
@@ -320,6 +325,21 @@ struct leap_decision {
 uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
 			    uint64_t pt, bool hit, uint64_t *out, uint32_t cap,
 			    struct leap_decision *dec);
+/*
+ * The same, where the kernel's own swap readahead is on (LEAP_FLAVOR_OURS
+ * callers): a miss with no trend, and none lately, gets no window "around
+ * Pt".  That fallback is the paper's stand-in for the readahead Leap
+ * turned off; with it on, the kernel has just read a cluster around this
+ * miss in the faulting thread, and ours would be a second, later guess
+ * around a page no trend leads to.  On SQLite's random look-ups these
+ * windows were 1,100-1,200 a phase, a third of their pages used, and the
+ * phase 0.81-0.91x of Linux's in six sittings (docs/bench-real.md,
+ * 2026-11-29, "around windows").  The window's size still evolves as the
+ * paper's does (Chit, PWprev), so a trend found next sizes from it.
+ */
+uint32_t leap_stream_access_kra(struct leap_stream *s, const struct leap_params *p,
+				uint64_t pt, bool hit, uint64_t *out, uint32_t cap,
+				struct leap_decision *dec);
 /*
  * A miss at pt on a stream the kernel's own readahead serves (LEAP_FLAVOR_OURS
  * callers; the paper has no other prefetcher): the previous access was

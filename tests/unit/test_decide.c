@@ -299,6 +299,55 @@ static void test_hits_readahead_off_and_late(void **state)
 	}
 }
 
+/*
+ * Random misses with a hit now and then (SQLite's look-ups: a row's page
+ * and the one its page header spills into): Chit keeps the paper's window
+ * open, and with no trend, found or lately, it goes "around" the miss.
+ * With the kernel's readahead on (ra_pages > 0) that window is left to the
+ * kernel, which reads around the miss itself; with it off, ours goes out,
+ * the nearest pages first.
+ */
+static void test_around_left_to_kernel_readahead(void **state)
+{
+	static struct rig r;
+	(void)state;
+
+	for (uint32_t ra = 0; ra <= 8; ra += 8) {
+		uint64_t x = 12345, windows = 0, pages = 0, around = 0;
+
+		rig_init(&r, ra);
+		for (int i = 0; i < 400; i++) {
+			uint64_t pt;
+
+			x = x * 6364136223846793005ull + 1442695040888963407ull;
+			pt = 100000 + (x >> 33) % 50000;
+			miss(&r, pt, false);
+			if (r.plan.n > 0) {
+				windows++;
+				pages += r.plan.n;
+				assert_false(r.plan.dec.trend_found);
+				assert_int_equal(r.out[0], pt + 1);
+				if (r.plan.n > 1)
+					assert_int_equal(r.out[1], pt - 1);
+			}
+			around += r.plan.dec.around_left;
+			/* The neighbour it spills into, prefetched: a hit. */
+			if (i % 3 == 0)
+				decide(&r,
+				       &(struct leap_fault){.page = pt + 1, .hit = true});
+		}
+		if (ra) {
+			assert_int_equal(windows, 0);
+			assert_true(around > 100);
+			assert_int_equal(r.s.stats.around_left, around);
+		} else {
+			assert_true(windows > 100);
+			assert_true(pages >= windows);
+			assert_int_equal(around, 0);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -308,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_shmem_read_stream),
 		cmocka_unit_test(test_unmapped_gap_is_a_stride),
 		cmocka_unit_test(test_hits_readahead_off_and_late),
+		cmocka_unit_test(test_around_left_to_kernel_readahead),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -64,6 +64,10 @@ const struct agent_counter agent_counters[] = {
 	CORE("windows_beyond_kernel_readahead", beyond_kernel_ra,
 	     "leap_agent_windows_beyond_kernel_readahead_total",
 	     "Windows issued past the kernel's readahead on a read stream it serves."),
+	CORE("around_left_to_kernel", around_left,
+	     "leap_agent_around_left_to_kernel_total",
+	     "Misses with no trend whose window around the fault was left to the "
+	     "kernel's readahead, which reads around it already."),
 	CORE("zero_filled_misses", zero_misses, "leap_agent_zero_filled_misses_total",
 	     "Misses that found only zero-filled swap entries (no device read)."),
 	CORE("quiet_sets", quiet_sets, "leap_agent_quiet_sets_total",

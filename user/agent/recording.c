@@ -680,6 +680,8 @@ static void print_plan(FILE *f, const struct leap_event *ev,
 	if (pl->n && pl->step.dec.ran)
 		fprintf(f, pl->step.dec.trend_found ? " trend=%+" PRId64 : " no-trend",
 			pl->step.dec.trend);
+	if (pl->step.dec.around_left)
+		fputs(" around=kernel", f);
 	if (pl->step.ra_gap)
 		fprintf(f, " ra_gap=%" PRIu64, pl->step.ra_gap);
 	if (pl->cold_n)
@@ -782,7 +784,8 @@ static int replay_one(struct replay *p, struct leap_core *core,
 		pl = leap_core_event(core, id, &ev, &port);
 		if (p->failed)
 			return -1;
-		if (o->plans && (pl->decided || pl->cold_n || pl->quiet || pl->verdict))
+		if (o->plans && (pl->decided || pl->cold_n || pl->quiet || pl->verdict ||
+				 pl->step.dec.around_left))
 			print_plan(o->out, &ev, pl);
 		if (pl->target != LEAP_CORE_NO_TARGET)
 			print_epochs(p, o->out, (uint64_t)ev.ts_ns, pl->target, core);

@@ -585,6 +585,7 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 		c->cnt.cold_pages += plan->cold_n;
 	}
 
+	c->cnt.around_left += plan->step.dec.around_left;
 	plan->decided = plan->step.n;
 	if (plan->decided == 0)
 		return plan;

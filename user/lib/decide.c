@@ -93,6 +93,11 @@ uint32_t leap_decide(struct leap_stream *s, const struct leap_params *p,
 	if (plan->ra_gap && !plan->hold)
 		plan->n = leap_stream_access_after_ra(s, p, f->page, plan->ra_gap - 1,
 						      out, cap, &plan->dec);
+	else if (cfg->follow_kernel_ra && cfg->ra_pages)
+		/* The kernel reads around a miss itself: a miss with no trend
+		 * gets no "around" window of ours (leap_stream_access_kra()). */
+		plan->n = leap_stream_access_kra(s, p, f->page, f->hit, out, cap,
+						 &plan->dec);
 	else
 		plan->n = leap_stream_access(s, p, f->page, f->hit, out, cap, &plan->dec);
 	return plan->n;

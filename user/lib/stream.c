@@ -174,11 +174,12 @@ static void fit_hsize(struct leap_stream *s, const struct leap_params *p)
 
 /*
  * One access; skip > 0 only from leap_stream_access_after_ra(): a miss's
- * window on a unit trend starts skip pages beyond pt.
+ * window on a unit trend starts skip pages beyond pt.  around: whether a
+ * miss with no trend (found or latest) may get a window around pt.
  */
 static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p,
-			      uint64_t pt, bool hit, uint64_t skip, uint64_t *out,
-			      uint32_t cap, struct leap_decision *dec)
+			      uint64_t pt, bool hit, uint64_t skip, bool around,
+			      uint64_t *out, uint32_t cap, struct leap_decision *dec)
 {
 	struct leap_decision d = {0};
 	int64_t period_deltas[LEAP_PERIOD_MAX];
@@ -240,6 +241,11 @@ static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p
 	d.window = leap_window_next(&s->win, p, follows);
 	if (d.window == 0) {
 		s->stats.suspended++;
+	} else if (!around && !d.trend_found && period == 0 &&
+		   !(s->has_latest && s->latest_trend != 0)) {
+		d.around_left = true;
+		s->stats.around_left++;
+		s->ra_armed = false;
 	} else if (period > 0) {
 		d.count = in_flight_periodic(s, pt)
 				  ? periodic_continue(s, d.window, out, cap)
@@ -281,7 +287,15 @@ uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
 			    struct leap_decision *dec)
 {
 	fit_hsize(s, p);
-	return stream_access(s, p, pt, hit, 0, out, cap, dec);
+	return stream_access(s, p, pt, hit, 0, true, out, cap, dec);
+}
+
+uint32_t leap_stream_access_kra(struct leap_stream *s, const struct leap_params *p,
+				uint64_t pt, bool hit, uint64_t *out, uint32_t cap,
+				struct leap_decision *dec)
+{
+	fit_hsize(s, p);
+	return stream_access(s, p, pt, hit, 0, false, out, cap, dec);
 }
 
 uint32_t leap_stream_access_after_ra(struct leap_stream *s, const struct leap_params *p,
@@ -293,7 +307,7 @@ uint32_t leap_stream_access_after_ra(struct leap_stream *s, const struct leap_pa
 
 	fit_hsize(s, p);
 	if (!s->hist.has_last || s->hist.last_page == pt)
-		return stream_access(s, p, pt, false, 0, out, cap, dec);
+		return stream_access(s, p, pt, false, 0, false, out, cap, dec);
 	prev = s->hist.last_page;
 	gap = pt > prev ? pt - prev : prev - pt;
 	/* The gap pages were accesses, in order; more than a history's worth
@@ -309,7 +323,7 @@ uint32_t leap_stream_access_after_ra(struct leap_stream *s, const struct leap_pa
 	 * far fewer than the program goes through while a window is fetched.
 	 */
 	s->win.pw_prev = s->win.pw_prev >= p->pw_max ? 2 * p->pw_max : 4 * s->win.pw_prev;
-	n = stream_access(s, p, pt, false, skip, out, cap, dec);
+	n = stream_access(s, p, pt, false, skip, false, out, cap, dec);
 	/* The program goes through the pages the kernel reads now before it
 	 * reaches our marker: hits of a prefetcher, as above. */
 	leap_stream_add_hits(s, skip > UINT32_MAX ? UINT32_MAX : (uint32_t)skip);
