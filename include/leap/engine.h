@@ -332,10 +332,10 @@ uint32_t leap_stream_access(struct leap_stream *s, const struct leap_params *p,
  * turned off; with it on, the kernel has just read a cluster around this
  * miss in the faulting thread, and ours would be a second, later guess
  * around a page no trend leads to.  On SQLite's random look-ups these
- * windows were 1,100-1,200 a phase, a third of their pages used, and the
- * phase 0.81-0.91x of Linux's in six sittings (docs/bench-real.md,
- * 2026-11-29, "around windows").  The window's size still evolves as the
- * paper's does (Chit, PWprev), so a trend found next sizes from it.
+ * windows were 1,100-1,200 a phase, a third of their pages used, ~700
+ * extra disk reads (docs/bench-real.md, 2026-11-29, night).  The
+ * window's size still evolves as the paper's does (Chit, PWprev), so a
+ * trend found next sizes from it.
  */
 uint32_t leap_stream_access_kra(struct leap_stream *s, const struct leap_params *p,
 				uint64_t pt, bool hit, uint64_t *out, uint32_t cap,
