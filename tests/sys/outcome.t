@@ -4,7 +4,13 @@
 # Judged by the outcome (include/leap/outcome.h, the default outcome =
 # judge) on a real program with real swap: SQLite (tools/real/sqlite4k.py,
 # rows of a page each, 128 MiB in 96 MiB) looks up random keys for 18 s,
-# then scans its table backwards for 20 s.
+# then scans its table backwards for 20 s, under the paper's flavour
+# (flavor = paper): since 2026-11-29 ours leaves a miss with no trend to
+# the kernel's readahead (docs/agent.md, "No trend: around the miss is
+# the kernel's"), so the lookups get no window and the cost model stands
+# them down within ~1,000 page-ins ("nothing to add"; CI's run of this test
+# with ours, 2026-11-29); the paper keeps its windows "around Pt" there,
+# the case the judge is for.
 #  - In the lookups, where leap's windows are used (86% here) and still do
 #    not make the program faster, the target stands down by outcome: the
 #    verdict says "no gain", on stderr and in the recording.  Held epochs
@@ -31,7 +37,8 @@ root=$(cd "$here/../.." && pwd)
 prefetch_fixture 1024
 "$PY" -c 'import sqlite3' 2>/dev/null || bail_out "python3's sqlite3 module missing (make deps)"
 
-run_unless_oom "$tmp/run.out" "$tmp/run.err" "$AGENT" run --memory-limit 96M \
+printf '[default]\nflavor = paper\n' >"$tmp/paper.ini" # why: above
+run_unless_oom "$tmp/run.out" "$tmp/run.err" "$AGENT" run --memory-limit 96M -c "$tmp/paper.ini" \
 	--record "$tmp/run.rec" --json "$tmp/run.json" -- \
 	"$PY" "$root/tools/real/sqlite4k.py" 128 point,reverse 1 18
 is "$?" 0 "SQLite ran to completion under leap-agent" || diag "$(cat "$tmp/run.err")"
