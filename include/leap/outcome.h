@@ -8,8 +8,12 @@
  * against Linux's 2.57 s, issue 48).  So, while a target prefetches, its
  * windows are now and then held for a short epoch (Linux's own readahead
  * only) and the rate at which it consumes swapped pages (page-ins, hits,
- * swap-cache hits: every swap access it makes) in the held epoch is
- * compared with the rate just before and just after it, windows on:
+ * swap-cache hits: every swap access its events show) in the held epoch
+ * is compared with the rate just before and just after it, windows on.
+ * On the tracepoint path the events show no swap-cache hit but ours, so
+ * a stream the kernel's readahead serves counts its misses held and its
+ * misses plus our hits with windows: the ratio flatters the windows
+ * (Node.js's collector, 2026-11-29, docs/bench-real.md):
  *
  *   on:   settle | head | body | tail       held: settle | held
  *                  ^^^^          ^^^^                      ^^^^
