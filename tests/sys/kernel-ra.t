@@ -83,11 +83,15 @@ kernel_counts()
 # they prefetch nothing, and the cost model would stop following them
 # ("nothing to add"), which is no longer the comparison.
 printf '[default]\nstand_down = never\n' >"$tmp/never.conf"
+# Windows past the kernel's: a scan needs few, its windows being up to
+# pw_max pages; 8-41 (seq), 27-28 (reverse) in two fresh-clone CI runs of
+# 2026-11-29, where a miss with no trend stopped getting a window "around"
+# it (the same recording replayed: 29 before, 25 after); defer: 0.
 for pat in seq reverse; do
 	run "$pat" keep "$pat"
 	run "$pat-defer" defer "$pat" --config "$tmp/never.conf"
 	run "$pat-linux" keep "$pat" --policy off
-	cmp_ok "$(val "$pat" windows_beyond_kernel_readahead)" '>' 10 \
+	cmp_ok "$(val "$pat" windows_beyond_kernel_readahead)" '>' 3 \
 		"$pat: the scan (a read stream) got windows past the kernel's"
 	is "$(val "$pat-defer" windows_beyond_kernel_readahead)" 0 \
 		"$pat, defer: no window past the kernel's readahead"
@@ -145,7 +149,7 @@ is "$(val seq-warm cold_behind_pages)" 0 "seq, --cold-behind 0: no page made col
 run seq-nobody keep "seq nobody"
 cmp_ok "$(val seq-nobody held_for_kernel_readahead)" '>' 1000 \
 	"seq, user nobody: the fill held for the kernel's readahead (its pagemap read)"
-cmp_ok "$(val seq-nobody windows_beyond_kernel_readahead)" '>' 10 \
+cmp_ok "$(val seq-nobody windows_beyond_kernel_readahead)" '>' 3 \
 	"seq, user nobody: the scan got windows past the kernel's"
 cmp_ok "$(val seq-nobody pagemap_scans)" '>' 0 "seq, user nobody: its pagemap was read"
 

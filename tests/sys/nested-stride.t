@@ -66,6 +66,12 @@ cmp_ok "$((pynested * 100))" '<' "$((pywin * 20))" \
 # fresh-clone CI run and 4 of 50 here (45-53%, windows of 1024): the lead
 # a late pass grew sent the next pass's windows up to 1,024 steps ahead;
 # 76-84% in 25 with the lead capped at 256 steps (LEAP_LEAD_MAX).
+# On 2026-11-29's machine, which ran everything CPU-bound ~1.8x slower,
+# 57-72% in 15 runs, the code of that night and the code before it alike,
+# and 59.7% in a fresh-clone CI run: the program's pace against a
+# window's landing moved with the CPU.  The claim is "most": over half.
+# The lead bug (45-53%) is caught where policy belongs, deterministically:
+# tests/unit/test_lead.c, test_lead_capped.
 # A window restarted over one still in flight
 # leaves out the pages issued under 20 ms before (leap/recent.h), so each
 # page is issued (and counted) about once.  Counted against the scan's
@@ -77,8 +83,8 @@ cmp_ok "$((pynested * 100))" '<' "$((pywin * 20))" \
 hits=$(jq -r .hits "$tmp/py.json")
 misses=$(jq -r .swapin_misses "$tmp/py.json")
 issued=$(jq -r .prefetched "$tmp/py.json")
-cmp_ok "$((hits * 100))" '>' "$(((hits + misses) * 60))" \
-	"its prefetches served most of its page-ins (hits > 60% of hits + misses)"
+cmp_ok "$((hits * 100))" '>' "$(((hits + misses) * 50))" \
+	"its prefetches served most of its page-ins (hits > 50% of hits + misses)"
 cmp_ok "$issued" '<' "$((hits + misses))" \
 	"each page issued about once: $issued pages for $((hits + misses)) page-ins ($(jq -r .prefetch_reissues_skipped "$tmp/py.json") not issued again)"
 cmp_ok "$((hits * 100))" '>' "$((issued * 60))" \
