@@ -36,7 +36,7 @@ GUEST_LIMIT_PCT=${GUEST_LIMIT_PCT:-170}
 
 guest_part()
 {
-	local name=$1 limit=$(($2 * ${GUEST_LIMIT_PCT:-170} / 100)) tap=$3
+	local name=$1 limit=$(($2 * GUEST_LIMIT_PCT / 100)) tap=$3
 	shift 3
 	GUEST_NAMES+=("$name")
 	GUEST_LIMITS+=("$limit")

@@ -243,9 +243,9 @@ static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p
 		s->stats.suspended++;
 	} else if (!around && !d.trend_found && period == 0 &&
 		   !(s->has_latest && s->latest_trend != 0)) {
+		/* d.count stays 0: arm_lookahead() below disarms. */
 		d.around_left = true;
 		s->stats.around_left++;
-		s->ra_armed = false;
 	} else if (period > 0) {
 		d.count = in_flight_periodic(s, pt)
 				  ? periodic_continue(s, d.window, out, cap)
