@@ -47,6 +47,8 @@ static void enter(struct leap_outcome *o, enum leap_outcome_seg seg, uint64_t at
 	o->seg_start_ns = at;
 	o->seg_end_ns = at + len;
 	o->pages = 0;
+	o->faults0 = o->faults;
+	o->faults0_known = o->sampled;
 }
 
 static void start_on(struct leap_outcome *o, const struct leap_outcome_params *p,
@@ -95,11 +97,17 @@ judge(struct leap_outcome *o, const struct leap_outcome_params *p, uint32_t rati
 static uint64_t seg_rate(const struct leap_outcome *o,
 			 const struct leap_outcome_params *p, uint64_t now)
 {
-	uint64_t ns = now - o->seg_start_ns;
+	uint64_t ns = now - o->seg_start_ns, pages = o->pages;
 
-	if (o->pages < p->min_pages || !ns)
+	/* Counted in faults once the caller samples them; a segment without
+	 * a sample at either end is then not compared (units must not mix). */
+	if (o->by_faults)
+		pages = o->faults0_known && o->sampled && o->faults >= o->faults0
+				? o->faults - o->faults0
+				: 0;
+	if (pages < p->min_pages || !ns)
 		return 0;
-	return o->pages * 1000000000ULL / ns;
+	return pages * 1000000000ULL / ns;
 }
 
 /* The segment ended at now: the next one; whether it made a no-gain verdict. */
@@ -169,10 +177,13 @@ bool leap_outcome_advance(struct leap_outcome *o, const struct leap_outcome_para
 
 	if (!o->seg_start_ns) {
 		start_on(o, p, now_ns);
+		o->sampled = false;
 		return false;
 	}
-	if (now_ns < o->seg_end_ns)
+	if (now_ns < o->seg_end_ns) {
+		o->sampled = false;
 		return false;
+	}
 	/* Nothing seen for longer than a head or tail lasts past the
 	 * segment's end: the target stopped swapping, or a tick found it
 	 * idle.  What was being compared spans the gap: dropped, and a fresh
@@ -183,11 +194,25 @@ bool leap_outcome_advance(struct leap_outcome *o, const struct leap_outcome_para
 			o->dropped++;
 		o->tail_rate = o->held_rate = 0;
 		start_on(o, p, now_ns);
+		o->sampled = false;
 		return false;
 	}
 	while (now_ns >= o->seg_end_ns && !no_gain)
 		no_gain = close_seg(o, p, now_ns);
+	o->sampled = false;
 	return no_gain;
+}
+
+bool leap_outcome_due(const struct leap_outcome *o, uint64_t now_ns)
+{
+	return !o->seg_start_ns || now_ns >= o->seg_end_ns;
+}
+
+void leap_outcome_faults(struct leap_outcome *o, uint64_t total)
+{
+	o->faults = total;
+	o->sampled = true;
+	o->by_faults = true;
 }
 
 void leap_outcome_page(struct leap_outcome *o)
