@@ -26,15 +26,18 @@ val()
 
 for mode in on off; do
 	printf '[agent]\nsweeps = %s\n' "$mode" >"$tmp/$mode.ini"
+	majflt0=$(vmstat_get pgmajfault)
 	run_unless_oom "$tmp/$mode.out" "$tmp/$mode.err" "$AGENT" run -c "$tmp/$mode.ini" \
 		--policy leap --memory-limit 48M --json "$tmp/$mode.json" -- \
 		"$PY" "$root/tools/real/pyshmpar.py" 96 3 64
 	is "$?" 0 "sweeps $mode: the three processes ran to completion" ||
 		diag "$(cat "$tmp/$mode.err")"
+	echo $(($(vmstat_get pgmajfault) - majflt0)) >"$tmp/$mode.majflt"
 	like "$(cat "$tmp/$mode.out")" '"bad": 0' "sweeps $mode: every page read once, every byte right"
 	diag "sweeps $mode: $(cat "$tmp/$mode.out")"
 	diag "sweeps $mode: region windows $(val "$mode" sweep_windows) ($(val "$mode" sweep_pages) pages)," \
-		"prefetched $(val "$mode" prefetched), hits $(val "$mode" hits), misses $(val "$mode" swapin_misses)"
+		"prefetched $(val "$mode" prefetched), hits $(val "$mode" hits), misses $(val "$mode" swapin_misses)" \
+		"(the kernel's major faults: $(cat "$tmp/$mode.majflt"))"
 done
 
 # Measured 2026-11-29, 2 runs each: region windows 281 and 417 (15,813 and
@@ -46,7 +49,14 @@ cmp_ok "$(val on sweep_windows)" '>' 50 "sweeps on: windows ahead of the shared 
 is "$(val off sweep_windows)" 0 "sweeps off: none"
 cmp_ok "$(val on hits)" '>' "$(($(val off hits) * 2))" \
 	"the front's windows are hit: more than twice the hits of each process on its own"
-cmp_ok "$(val on swapin_misses)" '<' "$(val off swapin_misses)" \
-	"and fewer page-ins miss ($(val on swapin_misses) against $(val off swapin_misses))"
+# Misses as the kernel counts them (/proc/vmstat pgmajfault over the run;
+# a shmem swap-in that reads is one): the agent's own count stops where a
+# target stands down and its fault hooks come off, which each process on
+# its own did in 2 of 5 runs here (2026-11-29, "nothing to add": 2,235-
+# 2,324 misses counted, 6,742 by the kernel), and this check then read
+# 2,780-3,629 against 1,229-2,214.  By the kernel, 8 runs: sweeps 2,699-
+# 3,599, each on its own 6,279-6,742.
+cmp_ok "$(cat "$tmp/on.majflt")" '<' "$(cat "$tmp/off.majflt")" \
+	"and fewer page-ins miss ($(cat "$tmp/on.majflt") against $(cat "$tmp/off.majflt") major faults)"
 
 done_testing
