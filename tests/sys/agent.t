@@ -166,7 +166,7 @@ is $? 0 "interleave x2 with per-thread streams: exit 0" || diag "$(cat "$tmp/thr
 # window of one page for a page the thread had faulted in already; the
 # pagemap filter dropped it, no window went out, no hit grew the next,
 # and nothing told the stream it was late (docs/agent.md, "Late windows
-# lead", says so).  Two threads: 29,208-32,041 hits in 12 runs of 12.
+# lead", says so, and what was tried).  Two threads: 29,208-32,041 hits in 12 runs of 12.
 cmp_ok "$(jf "$tmp/thr.json" hits)" '>' 2000 "per-thread streams hit ($(jf "$tmp/thr.json" hits))" ||
 	diag "$(jq -c '{prefetched, swapin_misses, stand_downs, pages_planned, prefetch_not_swapped,
 		late_prefetches, verdict: .targets[0].prefetch, why: .targets[0].why}' "$tmp/thr.json")"
