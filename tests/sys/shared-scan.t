@@ -54,8 +54,8 @@ cmp_ok "$(val on hits)" '>' "$(($(val off hits) * 2))" \
 # target stands down and its fault hooks come off, which each process on
 # its own did in 2 of 5 runs here (2026-11-29, "nothing to add": 2,235-
 # 2,324 misses counted, 6,742 by the kernel), and this check then read
-# 2,780-3,629 against 1,229-2,214.  By the kernel, 8 runs: sweeps 2,699-
-# 3,599, each on its own 6,279-6,742.
+# 2,780-3,629 against 1,229-2,214.  By the kernel, 6 runs each: sweeps
+# 2,699-4,007, each on its own 6,233-6,742.
 cmp_ok "$(cat "$tmp/on.majflt")" '<' "$(cat "$tmp/off.majflt")" \
 	"and fewer page-ins miss ($(cat "$tmp/on.majflt") against $(cat "$tmp/off.majflt") major faults)"
 
