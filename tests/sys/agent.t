@@ -162,11 +162,12 @@ is $? 0 "interleave x2 with per-thread streams: exit 0" || diag "$(cat "$tmp/thr
 # did, none of 8 since nothing to add counts the windows issued
 # (leap_cost_planned): 10,213-14,989 hits.  On the slower machine of
 # 2026-11-29 four threads got 6-1,746 hits in 8 runs of 23 (7 in a
-# fresh-clone CI run), 2,804-24,434 in the rest: the agent, behind four busy threads on two CPUs, planned every
-# window of one page for a page the thread had faulted in already; the
-# pagemap filter dropped it, no window went out, no hit grew the next,
-# and nothing told the stream it was late (docs/agent.md, "Late windows
-# lead", says so, and what was tried).  Two threads: 29,208-32,041 hits in 12 runs of 12.
+# fresh-clone CI run), 2,804-24,434 in the rest: the agent, behind four
+# busy threads on two CPUs, planned every window of one page for a page
+# the thread had faulted in already; the pagemap filter dropped it, no
+# window went out, no hit grew the next, and nothing told the stream it
+# was late (docs/agent.md, "Late windows lead", says so, and what was
+# tried).  Two threads: 29,208-32,041 hits in 12 runs of 12.
 cmp_ok "$(jf "$tmp/thr.json" hits)" '>' 2000 "per-thread streams hit ($(jf "$tmp/thr.json" hits))" ||
 	diag "$(jq -c '{prefetched, swapin_misses, stand_downs, pages_planned, prefetch_not_swapped,
 		late_prefetches, verdict: .targets[0].prefetch, why: .targets[0].why}' "$tmp/thr.json")"

@@ -293,16 +293,11 @@ static enum leap_verdict_change outcome_advance(struct leap_core *c,
 	if (interval > c->cfg.cost.probe_max_ns)
 		interval = c->cfg.cost.probe_max_ns;
 	t->no_gain_streak++;
-	if (o->by_faults)
-		snprintf(why, sizeof(why),
-			 "no gain: with its windows held it faulted at %u%% of the rate "
-			 "with them (median of %u held epochs)",
-			 o->median_pct, o->need);
-	else
-		snprintf(why, sizeof(why),
-			 "no gain: with its windows held it consumed swapped pages at "
-			 "%u%% of the rate with them (median of %u held epochs)",
-			 o->median_pct, o->need);
+	snprintf(why, sizeof(why),
+		 "no gain: with its windows held it %s at %u%% of the rate with them "
+		 "(median of %u held epochs)",
+		 o->by_faults ? "faulted" : "consumed swapped pages", o->median_pct,
+		 o->need);
 	leap_cost_stand_down(&t->cost, now_ns, interval, why);
 	c->cnt.outcome_stand_downs++;
 	return verdict_changed(c, t);

@@ -170,20 +170,19 @@ static bool close_seg(struct leap_outcome *o, const struct leap_outcome_params *
 	return v == LEAP_OUTCOME_NO_GAIN;
 }
 
-bool leap_outcome_advance(struct leap_outcome *o, const struct leap_outcome_params *p,
-			  uint64_t now_ns)
+/* leap_outcome_advance() but for the sample: the segments it starts and
+ * ends take the caller's sample of this call, if any (enter()). */
+static bool advance(struct leap_outcome *o, const struct leap_outcome_params *p,
+		    uint64_t now_ns)
 {
 	bool no_gain = false;
 
 	if (!o->seg_start_ns) {
 		start_on(o, p, now_ns);
-		o->sampled = false;
 		return false;
 	}
-	if (now_ns < o->seg_end_ns) {
-		o->sampled = false;
+	if (now_ns < o->seg_end_ns)
 		return false;
-	}
 	/* Nothing seen for longer than a head or tail lasts past the
 	 * segment's end: the target stopped swapping, or a tick found it
 	 * idle.  What was being compared spans the gap: dropped, and a fresh
@@ -194,12 +193,19 @@ bool leap_outcome_advance(struct leap_outcome *o, const struct leap_outcome_para
 			o->dropped++;
 		o->tail_rate = o->held_rate = 0;
 		start_on(o, p, now_ns);
-		o->sampled = false;
 		return false;
 	}
 	while (now_ns >= o->seg_end_ns && !no_gain)
 		no_gain = close_seg(o, p, now_ns);
-	o->sampled = false;
+	return no_gain;
+}
+
+bool leap_outcome_advance(struct leap_outcome *o, const struct leap_outcome_params *p,
+			  uint64_t now_ns)
+{
+	bool no_gain = advance(o, p, now_ns);
+
+	o->sampled = false; /* a sample is for the call that follows it only */
 	return no_gain;
 }
 
