@@ -107,10 +107,6 @@ struct leap_core_facts {
 	/* Whether it does, and where (*at); asked with config sweeps. */
 	bool (*region)(void *ctx, uint32_t tgid, uint64_t page,
 		       struct leap_region_at *at);
-	/* The target's faults so far, all its tasks' (the outcome judge's
-	 * progress, outcome.h); false: not known.  NULL: the judge counts
-	 * the swap accesses the events show. */
-	bool (*progress)(void *ctx, uint32_t target, uint64_t *faults);
 	void *ctx;
 };
 

@@ -7,10 +7,13 @@
  * reverse scan: 96% of 175,870 prefetched pages used, the query 3.28 s
  * against Linux's 2.57 s, issue 48).  So, while a target prefetches, its
  * windows are now and then held for a short epoch (Linux's own readahead
- * only) and the rate of its faults (all of them, where the caller counts
- * them: leap_outcome_faults(); otherwise the swap accesses its events
- * show, leap_outcome_page()) in the held epoch is compared with the rate
- * just before and just after it, windows on:
+ * only) and the rate at which it consumes swapped pages (page-ins, hits,
+ * swap-cache hits: every swap access its events show) in the held epoch
+ * is compared with the rate just before and just after it, windows on.
+ * On the tracepoint path the events show no swap-cache hit but ours, so
+ * a stream the kernel's readahead serves counts its misses held and its
+ * misses plus our hits with windows: the ratio flatters the windows
+ * (Node.js's collector, 2026-11-29, docs/bench-real.md):
  *
  *   on:   settle | head | body | tail       held: settle | held
  *                  ^^^^          ^^^^                      ^^^^
@@ -101,13 +104,7 @@ struct leap_outcome {
 	enum leap_outcome_seg seg;
 	uint64_t seg_start_ns; /* 0: not started */
 	uint64_t seg_end_ns;
-	uint64_t pages; /* consumed in this segment */
-	/* Progress counted from the target's faults (leap_outcome_faults()):
-	 * the count at this segment's start, and whether it was sampled
-	 * there; the newest sample, and whether it is this call's. */
-	uint64_t faults0, faults;
-	bool faults0_known, sampled;
-	bool by_faults;	       /* a sample came since leap_outcome_init() */
+	uint64_t pages;	       /* consumed in this segment */
 	uint64_t window_pages; /* issued in this on epoch */
 	uint64_t on_ns;	       /* this target's on epoch now */
 	bool first;	       /* the first on epoch is first_on_ns long */
@@ -149,19 +146,6 @@ bool leap_outcome_advance(struct leap_outcome *o, const struct leap_outcome_para
 			  uint64_t now_ns);
 /* The target consumed a swapped page (a page-in, a hit, a swap-cache hit). */
 void leap_outcome_page(struct leap_outcome *o);
-/* Whether leap_outcome_advance() at now_ns starts or ends a segment. */
-bool leap_outcome_due(const struct leap_outcome *o, uint64_t now_ns);
-/*
- * The target's faults so far (all of them), sampled at now for the
- * leap_outcome_advance() that follows: a segment that begins and ends on
- * such samples is measured in faults, not in the swap accesses counted by
- * leap_outcome_page().  Where the hooks see only misses and our own hits
- * (the tracepoint path), those counts flatter the windows: held, a
- * stream's pages that the kernel's readahead serves go uncounted, and
- * with windows the same pages count as our hits.  Every fault counts
- * alike in both.
- */
-void leap_outcome_faults(struct leap_outcome *o, uint64_t total);
 /* A window of n pages went out. */
 void leap_outcome_window(struct leap_outcome *o, uint32_t n);
 /* Whether windows are held now. */

@@ -392,59 +392,6 @@ static void test_recorded_series(void **state)
 		assert_int_equal(play_series(strided[i], 6, &at), LEAP_OUTCOME_GAIN);
 }
 
-/*
- * Series counted in faults (leap_outcome_faults(), 2026-11-29, late), as
- * `leap-agent replay` printed them: tests/sys/outcome.t's SQLite look-ups
- * (the first five comparisons of four runs) and its reverse scan after the
- * last probe (three runs, the first pair of the third at the phases'
- * change), and Node.js's collector (tools/real/gcwalk.js 512 in 305 MiB;
- * its JSON's ratios, around taken as 10,000/s).  Counted in faults the
- * scan's held epochs read 43-104% (by events 9-20%): gain where the three
- * newest ratios are all at most 85%, never no gain; the third run's 92%
- * after 72% and 62% leaves it "not known", the windows on.  Node.js's
- * collector stands down at the tenth, as it did live.
- */
-static void test_recorded_fault_series(void **state)
-{
-	static const struct rates lookups[][5] = {
-		{{10335, 9384}, {9231, 7777}, {10713, 9160}, {7239, 6687}, {12054, 9994}},
-		{{12705, 9826}, {9752, 9753}, {12231, 10098}, {8367, 7840}, {6598, 7479}},
-		{{11175, 10203},
-		 {9683, 10942},
-		 {10298, 9910},
-		 {11069, 10393},
-		 {7768, 6244}},
-		{{11476, 10806}, {7605, 8367}, {10729, 9009}, {8293, 7258}, {8532, 8483}},
-	};
-	static const struct rates scan1[] = {{18241, 36446}, {20854, 28408},
-					     {19372, 27720}, {24272, 29452},
-					     {25001, 40853}, {19816, 32143}};
-	static const struct rates scan2[] = {
-		{29511, 28268}, {22633, 40375}, {26090, 29982}, {28407, 32248},
-		{16011, 36733}, {25378, 34017}, {19990, 30456}, {31453, 39213}};
-	static const struct rates scan3[] = {
-		{23381, 35417}, {23350, 26952}, {25734, 27648}, {27375, 31567},
-		{21981, 34850}, {26509, 27720}, {23054, 40496}, {25074, 34576},
-		{18428, 29719}, {25532, 27684}};
-	static const struct rates node_gc[] = {
-		{8800, 10000}, {12300, 10000}, {11400, 10000}, {7500, 10000},
-		{8600, 10000}, {5600, 10000},  {10800, 10000}, {12900, 10000},
-		{9200, 10000}, {13200, 10000}};
-	unsigned at;
-	(void)state;
-
-	for (unsigned i = 0; i < 4; i++) {
-		assert_int_equal(play_series(lookups[i], 5, &at), LEAP_OUTCOME_NO_GAIN);
-		assert_int_equal(at, 5);
-	}
-	assert_int_equal(play_series(scan1, 6, &at), LEAP_OUTCOME_GAIN);
-	assert_int_equal(play_series(scan2, 8, &at), LEAP_OUTCOME_GAIN);
-	assert_int_equal(play_series(scan3, 10, &at), LEAP_OUTCOME_UNKNOWN);
-	assert_int_equal(at, 10);
-	assert_int_equal(play_series(node_gc, 10, &at), LEAP_OUTCOME_NO_GAIN);
-	assert_int_equal(at, 10);
-}
-
 static void test_outcome_params(void **state)
 {
 	struct leap_outcome_params p;
@@ -465,65 +412,6 @@ static void test_outcome_params(void **state)
 	assert_false(leap_outcome_params_valid(&p));
 }
 
-/*
- * What the tracepoint path's events leave out (include/leap/outcome.h,
- * leap_outcome_faults()): a program faulting at one rate whatever the
- * windows do, whose events are a third of its faults while held (its
- * misses; the kernel's readahead serves the rest unseen) and two thirds
- * with windows (misses and our hits, most of them pages the kernel would
- * have read).  Counted from events the held epochs run at half the rate:
- * "gain".  Counted from its faults, sampled at the segments' ends as the
- * core does: 100%, "no gain".  A program the windows speed up (30,000
- * faults a second against 10,000 held) still gains by its faults.
- */
-static uint64_t fault_series(struct series *s, bool sample, uint64_t on_rate,
-			     uint64_t held_rate, double secs)
-{
-	uint64_t until = s->now + (uint64_t)(secs * S), faults = 0;
-
-	while (s->now < until) {
-		bool held = leap_outcome_holding(&s->o);
-
-		s->now += S / (held ? held_rate : on_rate);
-		faults++;
-		if (sample && leap_outcome_due(&s->o, s->now))
-			leap_outcome_faults(&s->o, faults);
-		if (leap_outcome_advance(&s->o, &s->p, s->now)) {
-			s->no_gain_at = s->now;
-			break;
-		}
-		if (held ? faults % 3 == 0 : faults % 3 != 0)
-			leap_outcome_page(&s->o);
-		if (!leap_outcome_holding(&s->o))
-			leap_outcome_window(&s->o, 1);
-	}
-	return faults;
-}
-
-static void test_faults_count_what_events_miss(void **state)
-{
-	struct series s;
-	(void)state;
-
-	series_init(&s, 0);
-	fault_series(&s, false, 20000, 20000, 10);
-	assert_int_equal(s.no_gain_at, 0);
-	assert_int_equal(s.o.verdict, LEAP_OUTCOME_GAIN);
-	assert_true(s.o.ratio_pct[0] <= 55);
-
-	series_init(&s, 0);
-	fault_series(&s, true, 20000, 20000, 30);
-	assert_int_not_equal(s.no_gain_at, 0);
-	assert_int_equal(s.o.verdict, LEAP_OUTCOME_NO_GAIN);
-	assert_true(s.o.median_pct >= 97 && s.o.median_pct <= 103);
-
-	series_init(&s, 0);
-	fault_series(&s, true, 30000, 10000, 10);
-	assert_int_equal(s.no_gain_at, 0);
-	assert_int_equal(s.o.verdict, LEAP_OUTCOME_GAIN);
-	assert_true(s.o.ratio_pct[0] >= 31 && s.o.ratio_pct[0] <= 35);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -539,9 +427,7 @@ int main(void)
 		cmocka_unit_test(test_first_epoch),
 		cmocka_unit_test(test_recheck),
 		cmocka_unit_test(test_recorded_series),
-		cmocka_unit_test(test_recorded_fault_series),
 		cmocka_unit_test(test_outcome_params),
-		cmocka_unit_test(test_faults_count_what_events_miss),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

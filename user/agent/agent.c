@@ -203,7 +203,8 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	return 0;
 }
 
-struct agent_target *agent_target_of_core_id(struct agent *a, uint32_t id)
+/* The target of a core id; NULL if it is not (or no longer) one. */
+static struct agent_target *target_of_core_id(struct agent *a, uint32_t id)
 {
 	for (int i = 0; i < a->ntargets; i++)
 		if (a->targets[i].core_id == id)
@@ -223,7 +224,7 @@ void agent_tick(struct agent *a, uint64_t now_ns)
 	agent_update_env(a);
 	n = decision_tick(a, now_ns, changed, how);
 	for (uint32_t i = 0; i < n; i++) {
-		struct agent_target *t = agent_target_of_core_id(a, changed[i]);
+		struct agent_target *t = target_of_core_id(a, changed[i]);
 
 		if (t)
 			execute_verdict(a, t, how[i]);

@@ -71,12 +71,7 @@ struct agent_arming {
 /* Decide: the core, its facts port and the recording of its inputs. */
 struct agent_decision {
 	struct leap_core *core;
-	/* The port's context (the event thread's): procs.c's first, so that
-	 * a pointer to it is one to procs.c's part; the agent for progress. */
-	struct decision_facts {
-		struct procs_facts procs;
-		struct agent *agent;
-	} facts_ctx;
+	struct procs_facts facts_ctx; /* the event thread's */
 	struct leap_core_facts port;  /* procs.c's */
 	struct leap_core_facts facts; /* what the core asks: port, or its tap */
 	struct recording *rec;	      /* --record FILE; NULL: not recording */
@@ -207,8 +202,6 @@ void agent_tick(struct agent *a, uint64_t now_ns);
 /* The core's environment from what the agent knows now: swap devices and
  * readahead (read at each tick), whether windows and MADV_COLD go out. */
 void agent_update_env(struct agent *a);
-/* The target of a core id; NULL if it is not (or no longer) one. */
-struct agent_target *agent_target_of_core_id(struct agent *a, uint32_t id);
 /* Totals over every target's stats slot. */
 void agent_totals(const struct agent *a, struct leap_cg_stats *sum);
 /* How windows reach the kernel, for people: "process_madvise", "off", ... */

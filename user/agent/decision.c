@@ -21,23 +21,6 @@ _Static_assert((int)AGENT_MODE_LEAP == (int)LEAP_CORE_LEAP &&
 		       (int)AGENT_MODE_OFF == (int)LEAP_CORE_OFF,
 	       "agent modes are the core's");
 
-/*
- * The facts port's progress: a target's faults so far, from its leap_stats
- * slot, which BPF adds to and the agent maps (no system call).
- */
-static bool progress_fact(void *ctx, uint32_t target, uint64_t *faults)
-{
-	struct decision_facts *f = ctx;
-	struct agent_target *t = agent_target_of_core_id(f->agent, target);
-	const struct leap_cg_stats *st =
-		t ? leap_observer_stats(f->agent->obs, t->slot) : NULL;
-
-	if (!st)
-		return false;
-	*faults = __atomic_load_n(&st->faults, __ATOMIC_RELAXED);
-	return true;
-}
-
 int decision_init(struct agent *a, const char *record_path)
 {
 	struct agent_decision *d = &a->dec;
@@ -61,10 +44,8 @@ int decision_init(struct agent *a, const char *record_path)
 			cfg.streams);
 		return -ENOMEM;
 	}
-	d->facts_ctx = (struct decision_facts){
-		.procs = {.c = a->ex.procs, .r = &a->ex.pf.pagemap}, .agent = a};
-	d->port = procs_facts_port(&d->facts_ctx.procs);
-	d->port.progress = progress_fact;
+	d->facts_ctx = (struct procs_facts){.c = a->ex.procs, .r = &a->ex.pf.pagemap};
+	d->port = procs_facts_port(&d->facts_ctx);
 	d->facts = d->port;
 	if (!record_path)
 		return 0;

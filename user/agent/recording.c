@@ -25,9 +25,8 @@ enum rec_type {
 	REC_FORGET,
 	REC_TICK,
 	REC_END,
-	REC_FACT_REGION,   /* version 4 */
-	REC_FACT_PROGRESS, /* version 5 */
-	REC_LAST = REC_FACT_PROGRESS,
+	REC_FACT_REGION, /* version 4 */
+	REC_LAST = REC_FACT_REGION,
 };
 
 #define REC_PAYLOAD_MAX 512
@@ -498,30 +497,12 @@ static bool tap_region(void *ctx, uint32_t tgid, uint64_t page, struct leap_regi
 	return yes;
 }
 
-static bool tap_progress(void *ctx, uint32_t target, uint64_t *faults)
-{
-	struct recording *r = ctx;
-	uint64_t got = 0;
-	bool yes = r->port->progress && r->port->progress(r->port->ctx, target, &got);
-	struct rec_buf w = {.len = 0};
-
-	put(&w, target, 4);
-	put(&w, yes ? got : 0, 8);
-	put(&w, yes, 1);
-	rec_write(r, REC_FACT_PROGRESS, &w);
-	*faults = got;
-	return yes;
-}
-
 struct leap_core_facts recording_tap(struct recording *r,
 				     const struct leap_core_facts *port)
 {
 	r->port = port;
-	return (struct leap_core_facts){.mapped = tap_mapped,
-					.shmem = tap_shmem,
-					.region = tap_region,
-					.progress = port->progress ? tap_progress : NULL,
-					.ctx = r};
+	return (struct leap_core_facts){
+		.mapped = tap_mapped, .shmem = tap_shmem, .region = tap_region, .ctx = r};
 }
 
 /* ---- reading and replaying ----------------------------------------------------------
@@ -620,7 +601,7 @@ static void shmem_remember(struct replay *p, uint32_t tgid, bool yes)
  * (unasked).  The replay goes on either way, deterministically.
  */
 static bool replay_fact(struct replay *p, enum rec_type type, uint32_t tgid, uint64_t a,
-			uint32_t n, struct leap_region_at *at, uint64_t *answer)
+			uint32_t n, struct leap_region_at *at)
 {
 	for (;;) {
 		struct leap_region_at got = {0};
@@ -633,15 +614,14 @@ static bool replay_fact(struct replay *p, enum rec_type type, uint32_t tgid, uin
 			p->failed = true;
 			return false;
 		}
-		if (rc == 0 ||
-		    (p->type != REC_FACT_MAPPED && p->type != REC_FACT_SHMEM &&
-		     p->type != REC_FACT_REGION && p->type != REC_FACT_PROGRESS)) {
+		if (rc == 0 || (p->type != REC_FACT_MAPPED && p->type != REC_FACT_SHMEM &&
+				p->type != REC_FACT_REGION)) {
 			p->pending = rc == 1; /* the next input: not an answer */
 			p->unanswered++;
 			return type == REC_FACT_SHMEM && shmem_seen(p, tgid);
 		}
 		rt = (uint32_t)get(&p->rec, 4);
-		ra = get(&p->rec, 8); /* progress: the answer, not a key */
+		ra = get(&p->rec, 8);
 		if (p->type == REC_FACT_MAPPED)
 			rn = (uint32_t)get(&p->rec, 4);
 		yes = get(&p->rec, 1);
@@ -657,10 +637,6 @@ static bool replay_fact(struct replay *p, enum rec_type type, uint32_t tgid, uin
 		}
 		if (p->type == REC_FACT_SHMEM)
 			shmem_remember(p, rt, yes);
-		if (p->type == type && type == REC_FACT_PROGRESS && rt == tgid) {
-			*answer = ra;
-			return yes;
-		}
 		if (p->type == type && rt == tgid && ra == a && rn == n) {
 			if (at)
 				*at = got;
@@ -672,27 +648,19 @@ static bool replay_fact(struct replay *p, enum rec_type type, uint32_t tgid, uin
 
 static bool replay_mapped(void *ctx, uint32_t tgid, uint64_t first, uint32_t n)
 {
-	return replay_fact(ctx, REC_FACT_MAPPED, tgid, first, n, NULL, NULL);
+	return replay_fact(ctx, REC_FACT_MAPPED, tgid, first, n, NULL);
 }
 
 static bool replay_shmem(void *ctx, uint32_t tgid, uint64_t page)
 {
-	return replay_fact(ctx, REC_FACT_SHMEM, tgid, page, 0, NULL, NULL);
+	return replay_fact(ctx, REC_FACT_SHMEM, tgid, page, 0, NULL);
 }
 
 static bool replay_region(void *ctx, uint32_t tgid, uint64_t page,
 			  struct leap_region_at *at)
 {
 	*at = (struct leap_region_at){0};
-	return replay_fact(ctx, REC_FACT_REGION, tgid, page, 0, at, NULL);
-}
-
-/* A target's faults, as the live port answered (version 5); tgid is the
- * target's core id. */
-static bool replay_progress(void *ctx, uint32_t target, uint64_t *faults)
-{
-	*faults = 0;
-	return replay_fact(ctx, REC_FACT_PROGRESS, target, 0, 0, NULL, faults);
+	return replay_fact(ctx, REC_FACT_REGION, tgid, page, 0, at);
 }
 
 static void print_plan(FILE *f, const struct leap_event *ev,
@@ -764,12 +732,9 @@ static void replay_policy(struct replay *p, const struct replay_opts *o,
 static int replay_one(struct replay *p, struct leap_core *core,
 		      const struct replay_opts *o, struct replay_result *res)
 {
-	/* Before version 5 the judge counted swap accesses: no progress. */
 	struct leap_core_facts port = {.mapped = replay_mapped,
 				       .shmem = replay_shmem,
 				       .region = replay_region,
-				       .progress =
-					       p->version >= 5 ? replay_progress : NULL,
 				       .ctx = p};
 	struct leap_core_policy pol;
 	struct leap_core_env env;

@@ -27,9 +27,8 @@
 #define RECORDING_MAGIC "LEAPREC"
 /* 2: the outcome judge's parameters and policy flag; 3: the policy's
  * lanes (1 and 2 still read, as one lane); 4: sweeps, and the port's region
- * answers; 5: the port's progress answers (a target's faults; before, the
- * judge counted swap accesses) */
-#define RECORDING_VERSION 5
+ * answers */
+#define RECORDING_VERSION 4
 
 /* ---- writing (the agent's event thread) ------------------------------------------ */
 

@@ -294,10 +294,9 @@ static enum leap_verdict_change outcome_advance(struct leap_core *c,
 		interval = c->cfg.cost.probe_max_ns;
 	t->no_gain_streak++;
 	snprintf(why, sizeof(why),
-		 "no gain: with its windows held it %s at %u%% of the rate with them "
-		 "(median of %u held epochs)",
-		 o->by_faults ? "faulted" : "consumed swapped pages", o->median_pct,
-		 o->need);
+		 "no gain: with its windows held it consumed swapped pages at %u%% of "
+		 "the rate with them (median of %u held epochs)",
+		 o->median_pct, o->need);
 	leap_cost_stand_down(&t->cost, now_ns, interval, why);
 	c->cnt.outcome_stand_downs++;
 	return verdict_changed(c, t);
@@ -556,16 +555,7 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 	 * entry beside a written one) is not one: kernel-ra.t counts the
 	 * device reads as the misses less these. */
 	c->cnt.zero_misses += !hit && zero_filled_only(ev);
-	/* Every swap access is a page the target consumed: its progress;
-	 * where the port counts the target's faults, those (outcome.h, at a
-	 * segment's ends only: the port reads memory BPF shares, ~free). */
-	if (outcome_judged(t) && facts && facts->progress &&
-	    leap_outcome_due(&t->out, ev->ts_ns)) {
-		uint64_t faults;
-
-		if (facts->progress(facts->ctx, target, &faults))
-			leap_outcome_faults(&t->out, faults);
-	}
+	/* Every swap access is a page the target consumed: its progress. */
 	plan->verdict = outcome_advance(c, t, ev->ts_ns);
 	if (outcome_judged(t))
 		leap_outcome_page(&t->out);

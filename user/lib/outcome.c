@@ -47,8 +47,6 @@ static void enter(struct leap_outcome *o, enum leap_outcome_seg seg, uint64_t at
 	o->seg_start_ns = at;
 	o->seg_end_ns = at + len;
 	o->pages = 0;
-	o->faults0 = o->faults;
-	o->faults0_known = o->sampled;
 }
 
 static void start_on(struct leap_outcome *o, const struct leap_outcome_params *p,
@@ -97,17 +95,11 @@ judge(struct leap_outcome *o, const struct leap_outcome_params *p, uint32_t rati
 static uint64_t seg_rate(const struct leap_outcome *o,
 			 const struct leap_outcome_params *p, uint64_t now)
 {
-	uint64_t ns = now - o->seg_start_ns, pages = o->pages;
+	uint64_t ns = now - o->seg_start_ns;
 
-	/* Counted in faults once the caller samples them; a segment without
-	 * a sample at either end is then not compared (units must not mix). */
-	if (o->by_faults)
-		pages = o->faults0_known && o->sampled && o->faults >= o->faults0
-				? o->faults - o->faults0
-				: 0;
-	if (pages < p->min_pages || !ns)
+	if (o->pages < p->min_pages || !ns)
 		return 0;
-	return pages * 1000000000ULL / ns;
+	return o->pages * 1000000000ULL / ns;
 }
 
 /* The segment ended at now: the next one; whether it made a no-gain verdict. */
@@ -170,10 +162,8 @@ static bool close_seg(struct leap_outcome *o, const struct leap_outcome_params *
 	return v == LEAP_OUTCOME_NO_GAIN;
 }
 
-/* leap_outcome_advance() but for the sample: the segments it starts and
- * ends take the caller's sample of this call, if any (enter()). */
-static bool advance(struct leap_outcome *o, const struct leap_outcome_params *p,
-		    uint64_t now_ns)
+bool leap_outcome_advance(struct leap_outcome *o, const struct leap_outcome_params *p,
+			  uint64_t now_ns)
 {
 	bool no_gain = false;
 
@@ -198,27 +188,6 @@ static bool advance(struct leap_outcome *o, const struct leap_outcome_params *p,
 	while (now_ns >= o->seg_end_ns && !no_gain)
 		no_gain = close_seg(o, p, now_ns);
 	return no_gain;
-}
-
-bool leap_outcome_advance(struct leap_outcome *o, const struct leap_outcome_params *p,
-			  uint64_t now_ns)
-{
-	bool no_gain = advance(o, p, now_ns);
-
-	o->sampled = false; /* a sample is for the call that follows it only */
-	return no_gain;
-}
-
-bool leap_outcome_due(const struct leap_outcome *o, uint64_t now_ns)
-{
-	return !o->seg_start_ns || now_ns >= o->seg_end_ns;
-}
-
-void leap_outcome_faults(struct leap_outcome *o, uint64_t total)
-{
-	o->faults = total;
-	o->sampled = true;
-	o->by_faults = true;
 }
 
 void leap_outcome_page(struct leap_outcome *o)
