@@ -16,8 +16,9 @@
 #                         that refuses process_madvise(MADV_WILLNEED); sets
 #                         AGENT and PY
 #   run_unless_oom OUT ERR CMD...
-#                         CMD, stdout in OUT and stderr in ERR, again (three
-#                         tries at most) while it ends with SIGKILL (137)
+#                         CMD, stdout in OUT and stderr in ERR, again
+#                         (OOM_TRIES tries at most, 3 unless the test sets
+#                         it) while it ends with SIGKILL (137)
 #                         and the kernel's OOM report says the program's own
 #                         allocation invoked the OOM killer: memcg v1 here
 #                         sometimes OOM-kills a fast allocator even with
@@ -126,7 +127,7 @@ run_unless_oom()
 {
 	local out=$1 err=$2 rc try mark who
 	shift 2
-	for try in 1 2 3; do
+	for ((try = 1; try <= ${OOM_TRIES:-3}; try++)); do
 		mark=$(_oom_mark)
 		"$@" >"$out" 2>"$err"
 		rc=$?

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 80
+# leap-timeout: 300
 # SPDX-License-Identifier: MIT
 # Judged by the outcome (include/leap/outcome.h, the default outcome =
 # judge) on a real program with real swap: SQLite (tools/real/sqlite4k.py,
@@ -38,19 +38,38 @@ prefetch_fixture 1024
 "$PY" -c 'import sqlite3' 2>/dev/null || bail_out "python3's sqlite3 module missing (make deps)"
 
 printf '[default]\nflavor = paper\n' >"$tmp/paper.ini" # why: above
-run_unless_oom "$tmp/run.out" "$tmp/run.err" "$AGENT" run --memory-limit 96M -c "$tmp/paper.ini" \
-	--record "$tmp/run.rec" --json "$tmp/run.json" -- \
-	"$PY" "$root/tools/real/sqlite4k.py" 128 point,reverse 1 18
-is "$?" 0 "SQLite ran to completion under leap-agent" || diag "$(cat "$tmp/run.err")"
+# memcg v1 OOM-kills this SQLite at 96 MiB now and then, agent or not: in
+# the look-ups for 12 s, Linux alone 3 of 8 runs, leap with the paper's
+# flavour 4 of 8, ours 2 of 20 (2026-11-30); five tries, each counted.
+OOM_TRIES=5
+# The paper's window falls to zero for good when a miss has no trend and
+# no hit came since the last (GETPREFETCHWINDOWSIZE: PW 0 after PW 1,
+# user/lib/window.c); where the look-ups start that way they get no window
+# at all (8 pages for 1,066 page-ins) and the cost model stands them down
+# ("nothing to add") before the judge could: the judge's case did not
+# arise.  1 run in 5 on 2026-11-29, 1 in 11 on 2026-11-30.  Such a run is
+# run again (at most twice, counted); any other first verdict is judged.
+for run in 1 2 3; do
+	run_unless_oom "$tmp/run.out" "$tmp/run.err" "$AGENT" run --memory-limit 96M \
+		-c "$tmp/paper.ini" --record "$tmp/run.rec" --json "$tmp/run.json" -- \
+		"$PY" "$root/tools/real/sqlite4k.py" 128 point,reverse 1 18
+	rc=$?
+	{ [ "$rc" -eq 0 ] && grep -q '"bad": 0' "$tmp/run.out"; } || break # checked below
+	"$AGENT" replay --plans "$tmp/run.rec" >"$tmp/replay.txt" 2>&1
+	first=$(grep -m1 '^verdict' "$tmp/replay.txt")
+	pages=$(sed -n 's/.* stand-down: nothing to add: windows of \([0-9]*\) pages\{0,1\} .*/\1/p' \
+		<<<"$first")
+	{ [ -n "$pages" ] && [ "$pages" -lt 64 ] && [ "$run" -lt 3 ]; } || break
+	diag "run $run: the look-ups got no window (the paper's PW fell to 0: $first); run again, $run of 2"
+done
+is "$rc" 0 "SQLite ran to completion under leap-agent" || diag "$(cat "$tmp/run.err")"
 like "$(cat "$tmp/run.out")" '"bad": 0' "every row read back is the one written"
 diag "$(tail -1 "$tmp/run.out")"
 diag "$(jq -c '{prefetched, hits, stand_downs, probes, held_epochs, outcome_comparisons,
 	outcome_stand_downs, outcome: .targets[0].outcome}' "$tmp/run.json")"
 
-"$AGENT" replay --plans "$tmp/run.rec" >"$tmp/replay.txt" 2>&1
 grep -E '^(epoch|verdict)' "$tmp/replay.txt" | while read -r line; do diag "$line"; done
 
-first=$(grep -m1 '^verdict' "$tmp/replay.txt")
 like "$first" 'stand-down: no gain: with its windows held' \
 	"the lookups: the first verdict is a stand-down by outcome (no gain)"
 like "$(cat "$tmp/run.err")" 'standing down \(no gain' "... said on stderr"
