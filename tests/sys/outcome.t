@@ -49,6 +49,8 @@ OOM_TRIES=5
 # ("nothing to add") before the judge could: the judge's case did not
 # arise.  1 run in 5 on 2026-11-29, 1 in 11 on 2026-11-30.  Such a run is
 # run again (at most twice, counted); any other first verdict is judged.
+first=
+: >"$tmp/replay.txt"
 for run in 1 2 3; do
 	run_unless_oom "$tmp/run.out" "$tmp/run.err" "$AGENT" run --memory-limit 96M \
 		-c "$tmp/paper.ini" --record "$tmp/run.rec" --json "$tmp/run.json" -- \
