@@ -189,12 +189,8 @@ start_workload()
 	touch "$tmp/go"
 }
 
-# The command whose allocation invoked the newest OOM kill (mm/oom_kill.c
-# dump_header(): "COMM invoked oom-killer:").
-oom_invoker()
-{
-	dmesg | sed -n 's/^\[[^]]*\] \(.*\) invoked oom-killer:.*/\1/p' | tail -n 1
-}
+# shellcheck source=tests/vm/guest-oom.sh
+. "$repo/tests/vm/guest-oom.sh"
 oom_retries=0
 # oom_killed TAG STATUS [WHEN]: whether the workload just waited for (exit
 # STATUS, its memcg $cg/w$n) was OOM-killed by its own memcg (memory.events
@@ -204,8 +200,7 @@ oom_killed()
 {
 	local tag=$1 status=$2 when=${3:-} oom
 	oom=$(awk '$1 == "oom_kill" {print $2}' "$cg/w$n/memory.events" 2>/dev/null)
-	[ "$status" = 137 ] && [ "${oom:-0}" -gt 0 ] && [ "$(oom_invoker)" = leap-workload ] ||
-		return 1
+	own_oom_kill "$status" 0 "$oom" || return 1
 	oom_retries=$((oom_retries + 1))
 	note "$tag: the workload was OOM-killed by its memcg${when:+ $when} (oom_kill $oom, invoked by its own allocation): not counted, run again (OOM retries: $oom_retries)"
 }

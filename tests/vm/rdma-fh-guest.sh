@@ -150,6 +150,8 @@ memcg_kill_evidence()
 		"$(awk '$1 == "oom_kill" {print $2}' /sys/fs/cgroup/leapfh/memory.events 2>/dev/null)" \
 		"$(dmesg | tail -n 6 | tr '\n' ';')"
 }
+# shellcheck source=tests/vm/guest-oom.sh
+. "$repo/tests/vm/guest-oom.sh"
 oom_kills() { awk '$1 == "oom_kill" {print $2}' /sys/fs/cgroup/leapfh/memory.events; }
 oom_retries=0
 # wl_in_memcg TAG OUT ERR ARGS...: leap-workload ARGS in the 12M memcg,
@@ -161,16 +163,14 @@ oom_retries=0
 # and counted.  Returns the last run's status.
 wl_in_memcg()
 {
-	local tag=$1 out=$2 err=$3 try rc before who
+	local tag=$1 out=$2 err=$3 try rc before
 	shift 3
 	for try in 1 2 3; do
 		before=$(oom_kills)
 		timeout -k 5 300 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' \
 			/sys/fs/cgroup/leapfh "$B/leap-workload" "$@" >"$out" 2>"$err"
 		rc=$?
-		who=$(dmesg | sed -n 's/^\[[^]]*\] \(.*\) invoked oom-killer:.*/\1/p' | tail -n 1)
-		{ [ "$rc" = 137 ] && [ "$(oom_kills)" -gt "${before:-0}" ] &&
-			[ "$who" = leap-workload ] && [ "$try" -lt 3 ]; } || break
+		{ own_oom_kill "$rc" "$before" "$(oom_kills)" && [ "$try" -lt 3 ]; } || break
 		oom_retries=$((oom_retries + 1))
 		note "$tag: the workload was OOM-killed by its memcg (invoked by its own allocation): not counted, run again (OOM retries: $oom_retries)"
 	done
