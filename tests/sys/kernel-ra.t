@@ -144,13 +144,17 @@ is "$(val seq-warm cold_behind_pages)" 0 "seq, --cold-behind 0: no page made col
 # postgres): the agent, root with its capabilities dropped, must still
 # read its pagemap (mode 0400, that user's: caps.h), which tells a stream
 # the kernel's readahead serves.  Before, refused: every window went out
-# unfiltered, the fill was never held nor made cold (held 0, cold 0 against
-# 4,067 and 32,461 here; the fill 0.72 s against 0.42 s, 2026-11-29).
+# unfiltered (no window past the kernel's, no pagemap scan), the fill was
+# never held nor made cold (2026-11-29).  How much of the fill is held is
+# the kernel's reclaim's to decide (a gap counts as served only while
+# every page of it is still mapped): 0-3,182 pages in the seq rows of 8
+# runs here, root's and nobody's, this code and 50e5cc4's alike
+# (2026-11-30; a bound of 1,000 failed CI once at 953), so no bound is
+# set on it; the windows past the kernel's ask the same pagemap and
+# came out 12-78 in the same runs.
 run seq-nobody keep "seq nobody"
-cmp_ok "$(val seq-nobody held_for_kernel_readahead)" '>' 1000 \
-	"seq, user nobody: the fill held for the kernel's readahead (its pagemap read)"
 cmp_ok "$(val seq-nobody windows_beyond_kernel_readahead)" '>' 3 \
-	"seq, user nobody: the scan got windows past the kernel's"
+	"seq, user nobody: the scan got windows past the kernel's (its pagemap read)"
 cmp_ok "$(val seq-nobody pagemap_scans)" '>' 0 "seq, user nobody: its pagemap was read"
 
 # Shared memory (pyscan.py's shm: MAP_SHARED | MAP_ANONYMOUS): the
