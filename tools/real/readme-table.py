@@ -5,6 +5,7 @@
     readme-table.py write --csv RUNS.csv --command CMD [--skipped "P: why;..."]
                           [--readme README.md] [--results docs/results]
     readme-table.py check [--readme README.md] [--results docs/results]
+    readme-table.py remake [--readme README.md] [--results docs/results]
 
 write copies the run's CSV to RESULTS/bench-real.csv, writes what the
 table says about the run beside it (RESULTS/bench-real.json: the date,
@@ -12,12 +13,19 @@ the machine, the command, the programs left out and why), and puts the
 table between the README's markers.  check makes the table again from
 those two files and exits 1 unless the README holds exactly that: the
 table is what the command measured, not numbers typed in
-(tests/sys/readme-table.t).
+(tests/sys/readme-table.t).  remake writes the table again from those
+two files (after a change to this script's columns; the run stays the one
+kept).
 
 A program's ratio is Linux readahead's median time over leap's (row b over
 row c, > 1: leap is faster), for the whole run and for each phase the
 program times; runs lost to an OOM kill or the run limit are not counted
-and are said.
+and are said.  Beside the ratio, two columns say how far to trust it:
+Linux's own spread (its slowest run less its fastest, over its median): a
+ratio that far from 1 may be the machine, not leap; and the share of the
+program's page-ins leap's prefetches served (the agent's coverage, median
+of its runs): where it is about 0, leap stood aside and the ratio can only
+be the agent's observation cost or noise.
 """
 import argparse
 import csv
@@ -80,12 +88,16 @@ def table(runs, meta):
         f"each program at {'/'.join(sorted(pcts))}% of its own peak memory, "
         f"medians of {reps} interleaved runs a row. Linux s: the median time with "
         "Linux's readahead alone (vm.page-cluster 3); leap: that over the median "
-        "with `leap-agent run` (> 1: faster). Raw runs: "
+        "with `leap-agent run` (> 1: faster). Linux's spread: its slowest run less its "
+        "fastest, over its median (a ratio within it may be the machine's noise); "
+        "served: the share of the program's page-ins that leap's prefetches served "
+        "(near 0: leap stood aside). Raw runs: "
         "[docs/results/bench-real.csv](docs/results/bench-real.csv); dates, "
         "spreads and history: the [run log](docs/bench-real.md#run-log).",
         "",
-        "| program | what it does | Linux s | leap | phases, leap | runs Linux / leap |",
-        "|---|---|---|---|---|---|",
+        "| program | what it does | Linux s | Linux's spread | leap | served | phases, leap "
+        "| runs Linux / leap |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     known = dict(PROGRAMS)
     order = [p for p, _ in PROGRAMS] + sorted(
@@ -94,7 +106,7 @@ def table(runs, meta):
     for p in order:
         what = known.get(p, p)
         if p in skipped:
-            lines.append(f"| {p} | {what} | not run: {skipped[p]} | | | |")
+            lines.append(f"| {p} | {what} | not run: {skipped[p]} | | | | | |")
             continue
         b, c = ok.get((p, "b"), []), ok.get((p, "c"), [])
         if not b and not c and not lost.get((p, "b")) and not lost.get((p, "c")):
@@ -103,10 +115,13 @@ def table(runs, meta):
             f"{len(g)}" + (f" (+{lost[(p, row)]} lost)" if lost.get((p, row)) else "")
             for row, g in (("b", b), ("c", c)))
         if not b or not c:
-            lines.append(f"| {p} | {what} | no counted run | | | {runs_txt} |")
+            lines.append(f"| {p} | {what} | no counted run | | | | | {runs_txt} |")
             continue
-        bw = med([float(r["wall_s"]) for r in b])
+        bws = [float(r["wall_s"]) for r in b]
+        bw = med(bws)
         cw = med([float(r["wall_s"]) for r in c])
+        spread = (max(bws) - min(bws)) / bw if bw else 0
+        served = med([float(r["coverage"] or 0) for r in c])
         bph, cph = {}, {}
         for rs, into in ((b, bph), (c, cph)):
             for r in rs:
@@ -114,7 +129,8 @@ def table(runs, meta):
                     into.setdefault(k, []).append(v)
         phtxt = ", ".join(f"{k} {med(bph[k]) / med(v):.2f}x" for k, v in cph.items()
                           if bph.get(k) and med(v))
-        lines.append(f"| {p} | {what} | {bw:.2f} | **{bw / cw:.2f}x** | {phtxt} | {runs_txt} |")
+        lines.append(f"| {p} | {what} | {bw:.2f} | {100 * spread:.0f}% | **{bw / cw:.2f}x** "
+                     f"| {100 * served:.0f}% | {phtxt} | {runs_txt} |")
     return "\n".join(lines) + "\n"
 
 
@@ -142,7 +158,7 @@ def readme_block(text):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("action", choices=("write", "check"))
+    ap.add_argument("action", choices=("write", "check", "remake"))
     ap.add_argument("--csv")
     ap.add_argument("--command", default="make bench-real")
     ap.add_argument("--skipped", default="", help='"PROGRAM: why; ..."')
@@ -157,9 +173,14 @@ def main():
         print(f"readme-table: {args.readme} needs one pair of markers:\n{BEGIN}\n{END}",
               file=sys.stderr)
         return 2
-    if args.action == "check":
+    if args.action in ("check", "remake"):
         runs, meta = read_results(args.results)
         want = table(runs, meta)
+        if args.action == "remake":
+            with open(args.readme, "w") as f:
+                f.write(text[:where[0]] + want + text[where[1]:])
+            print(f"readme-table: {args.readme}'s table made again from {args.results}")
+            return 0
         if text[where[0]:where[1]] != want:
             print(f"readme-table: {args.readme}'s table is not the one {args.results}'s "
                   "run makes (run `make bench-real`, or edit neither by hand)", file=sys.stderr)
