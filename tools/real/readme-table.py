@@ -121,7 +121,7 @@ def table(runs, meta):
         bw = med(bws)
         cw = med([float(r["wall_s"]) for r in c])
         spread = (max(bws) - min(bws)) / bw if bw else 0
-        served = med([float(r["coverage"] or 0) for r in c])
+        served = med([float(r.get("coverage") or 0) for r in c])
         bph, cph = {}, {}
         for rs, into in ((b, bph), (c, cph)):
             for r in rs:
