@@ -25,6 +25,8 @@ KILLS=${4:-2}
 PASSES=${5:-2}
 # shellcheck source=tests/lib/tap.sh
 . "$repo/tests/lib/tap.sh"
+# shellcheck source=tests/vm/guest-oom.sh
+. "$repo/tests/vm/guest-oom.sh"
 out=${LEAPVM_OUT:-/run/leapvm}   # where the TAP and the logs go
 disk=${LEAPVM_DISK:-/dev/vda} # the boot's scratch disk
 exec >"$out/guest.tap" 2>&1
@@ -170,7 +172,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 	rc=$?
 	is "$rc" 0 "round $round: the workload finished, every page verified (exit $rc)" ||
 		diag "$(tail -n 5 "$tmp/wl-$round.err")"
-	is "$(awk '$1 == "oom_kill" {print $2}' "$d/memory.events")" 0 \
+	is "$(memcg_oom_kills "$d")" 0 \
 		"round $round: no OOM kill in its cgroup"
 	note "round $round: $(cat "$tmp/wl-$round.out" | tr '\n' ' ')"
 	rmdir "$d" 2>/dev/null

@@ -199,7 +199,7 @@ oom_retries=0
 oom_killed()
 {
 	local tag=$1 status=$2 when=${3:-} oom
-	oom=$(awk '$1 == "oom_kill" {print $2}' "$cg/w$n/memory.events" 2>/dev/null)
+	oom=$(memcg_oom_kills "$cg/w$n")
 	own_oom_kill "$status" 0 "$oom" || return 1
 	oom_retries=$((oom_retries + 1))
 	note "$tag: the workload was OOM-killed by its memcg${when:+ $when} (oom_kill $oom, invoked by its own allocation): not counted, run again (OOM retries: $oom_retries)"

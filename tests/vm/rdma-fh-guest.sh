@@ -144,15 +144,13 @@ echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
 # What a workload's SIGKILL (exit 137) was, for its failure line: the
 # memcg's OOM kills and the kernel's newest lines (one such kill seen,
 # 2026-11-29, 6.1, the mrrc run, with nothing on stderr).
-memcg_kill_evidence()
-{
-	printf ' (memcg oom_kill %s; kernel: %s)' \
-		"$(awk '$1 == "oom_kill" {print $2}' /sys/fs/cgroup/leapfh/memory.events 2>/dev/null)" \
-		"$(dmesg | tail -n 6 | tr '\n' ';')"
-}
 # shellcheck source=tests/vm/guest-oom.sh
 . "$repo/tests/vm/guest-oom.sh"
-oom_kills() { awk '$1 == "oom_kill" {print $2}' /sys/fs/cgroup/leapfh/memory.events; }
+memcg_kill_evidence()
+{
+	printf ' (memcg oom_kill %s; kernel: %s)' "$(memcg_oom_kills /sys/fs/cgroup/leapfh)" \
+		"$(dmesg | tail -n 6 | tr '\n' ';')"
+}
 oom_retries=0
 # wl_in_memcg TAG OUT ERR ARGS...: leap-workload ARGS in the 12M memcg,
 # again (3 runs at most) while its memcg OOM-killed it (exit 137, its
@@ -166,11 +164,12 @@ wl_in_memcg()
 	local tag=$1 out=$2 err=$3 try rc before
 	shift 3
 	for try in 1 2 3; do
-		before=$(oom_kills)
+		before=$(memcg_oom_kills /sys/fs/cgroup/leapfh)
 		timeout -k 5 300 sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' \
 			/sys/fs/cgroup/leapfh "$B/leap-workload" "$@" >"$out" 2>"$err"
 		rc=$?
-		{ own_oom_kill "$rc" "$before" "$(oom_kills)" && [ "$try" -lt 3 ]; } || break
+		{ own_oom_kill "$rc" "$before" "$(memcg_oom_kills /sys/fs/cgroup/leapfh)" &&
+			[ "$try" -lt 3 ]; } || break
 		oom_retries=$((oom_retries + 1))
 		note "$tag: the workload was OOM-killed by its memcg (invoked by its own allocation): not counted, run again (OOM retries: $oom_retries)"
 	done

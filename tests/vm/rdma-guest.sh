@@ -437,12 +437,8 @@ t $? "prefetch-cache hits during the run: $((h1 - h0)) ($(cat "$tmp/oracle.out")
 # kernel's report says so), proves nothing either way and is not counted: B
 # is restarted and the run done again, at most three times, each retry
 # said and counted.  A kill any other allocation invoked is not retried.
-# The command whose allocation invoked the newest OOM kill (mm/oom_kill.c
-# dump_header(): "COMM invoked oom-killer:").
-oom_invoker()
-{
-	dmesg | sed -n 's/^\[[^]]*\] \(.*\) invoked oom-killer:.*/\1/p' | tail -n 1
-}
+# shellcheck source=tests/vm/guest-oom.sh
+. "$repo/tests/vm/guest-oom.sh"
 oom_retries=0
 for ((try = 1; try <= 3; try++)); do
 	start_wl stride:16 kill
@@ -450,9 +446,8 @@ for ((try = 1; try <= 3; try++)); do
 	kill -KILL "$B_pid"
 	wait "$wl_pid"
 	rc=$?
-	oom=$(awk '$1 == "oom_kill" {print $2}' "/sys/fs/cgroup/leaprdma$cg/memory.events" 2>/dev/null)
-	{ [ "$rc" = 137 ] && [ "${oom:-0}" -gt 0 ] && [ $try -lt 3 ] &&
-		[ "$(oom_invoker)" = leap-workload ]; } || break
+	oom=$(memcg_oom_kills "/sys/fs/cgroup/leaprdma$cg")
+	{ own_oom_kill "$rc" 0 "$oom" && [ $try -lt 3 ]; } || break
 	oom_retries=$((oom_retries + 1))
 	note "try $try: the workload was OOM-killed by its memcg while B was down (oom_kill $oom, invoked by its own allocation): not counted; B restarted, run again (OOM retries: $oom_retries)"
 	start_memd B rdma "$B_addr" || { note "leap-memd B did not restart: $(tail -n 2 "$tmp/B.log")"; break; }
