@@ -156,6 +156,12 @@ def readme_block(text):
     return a, text.index(END)
 
 
+def put_table(readme, text, where, block):
+    """Writes text to readme with block between the markers (where)."""
+    with open(readme, "w") as f:
+        f.write(text[:where[0]] + block + text[where[1]:])
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("action", choices=("write", "check", "remake"))
@@ -177,8 +183,7 @@ def main():
         runs, meta = read_results(args.results)
         want = table(runs, meta)
         if args.action == "remake":
-            with open(args.readme, "w") as f:
-                f.write(text[:where[0]] + want + text[where[1]:])
+            put_table(args.readme, text, where, want)
             print(f"readme-table: {args.readme}'s table made again from {args.results}")
             return 0
         if text[where[0]:where[1]] != want:
@@ -201,8 +206,7 @@ def main():
         json.dump(meta, f, indent=1)
         f.write("\n")
     runs, meta = read_results(args.results)
-    with open(args.readme, "w") as f:
-        f.write(text[:where[0]] + table(runs, meta) + text[where[1]:])
+    put_table(args.readme, text, where, table(runs, meta))
     print(f"readme-table: {args.readme}'s table written from {args.csv} "
           f"(kept as {args.results}/bench-real.csv)")
     return 0
