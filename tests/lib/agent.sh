@@ -28,7 +28,10 @@
 #                         target's memcg) is leap's, and a SIGKILL with no
 #                         OOM report is nobody's: neither is tried again.
 #                         Each retry is said (diag) and counted in
-#                         OOM_RETRIES; returns CMD's last status
+#                         OOM_RETRIES; returns CMD's last status.  With
+#                         OOM_EACH_TRY set, the function it names runs
+#                         before each try (a snapshot of counters that
+#                         must cover the counted try alone)
 #   state_fresh           waits (3 s at most) until the running agent
 #                         rewrites its state file (every second, and at
 #                         once when its targets change): what it shows
@@ -129,6 +132,7 @@ run_unless_oom()
 	shift 2
 	for ((try = 1; try <= ${OOM_TRIES:-3}; try++)); do
 		mark=$(_oom_mark)
+		[ -z "${OOM_EACH_TRY:-}" ] || "$OOM_EACH_TRY"
 		"$@" >"$out" 2>"$err"
 		rc=$?
 		[ $rc -eq 137 ] || break
