@@ -5,7 +5,8 @@
  * mappings than the table once held (512; Node.js has ~1,200), a page
  * in no mapping, which reads the file again at most every VMAS_REREAD_NS,
  * and a mapping replaced in place, seen once the table is VMAS_MAX_AGE_NS
- * old.
+ * old; in a process without shared memory, a page in no mapping waits
+ * that long too.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,12 +127,70 @@ static void test_mapping_replaced(void **state)
 	munmap(p, 4 * PAGE);
 }
 
+/*
+ * A process with no shared memory: a page in no mapping reads maps again
+ * only once the table is VMAS_MAX_AGE_NS old (Node.js's windows over its
+ * heap's gaps read its 1,185 mappings ~200 times a run at the
+ * VMAS_REREAD_NS wait); a shared segment mapped since is seen then, and
+ * from then on gaps wait VMAS_REREAD_NS again.
+ */
+static void test_gap_without_shmem(void **state)
+{
+	struct proc_vmas m = {0};
+	uint64_t now = 1000ULL * 1000 * 1000;
+	char *priv, *gap, *shared;
+	uint64_t hole;
+	(void)state;
+
+	priv = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+		    -1, 0);
+	assert_true(priv != MAP_FAILED);
+	gap = mmap(NULL, 3 * PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(gap != MAP_FAILED);
+	munmap(gap + PAGE, PAGE);
+	hole = (uintptr_t)(gap + PAGE) / PAGE;
+
+	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)priv / PAGE, now),
+			 0);
+	assert_int_equal(m.reads, 1);
+	/* This test process maps no shared memory of its own. */
+	assert_int_equal(m.shmem, 0);
+	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), hole, now + VMAS_REREAD_NS), -1);
+	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), hole, now + 10 * VMAS_REREAD_NS),
+			 -1);
+	assert_int_equal(m.reads, 1);
+
+	shared = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+		      -1, 0);
+	assert_true(shared != MAP_FAILED);
+	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)shared / PAGE,
+				    now + VMAS_MAX_AGE_NS - 1),
+			 -1);
+	assert_int_equal(m.reads, 1);
+	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)shared / PAGE,
+				    now + VMAS_MAX_AGE_NS),
+			 1);
+	assert_int_equal(m.reads, 2);
+	assert_int_equal(m.shmem, 1);
+	/* Shared memory known: a gap waits VMAS_REREAD_NS. */
+	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), hole,
+				    now + VMAS_MAX_AGE_NS + VMAS_REREAD_NS),
+			 -1);
+	assert_int_equal(m.reads, 3);
+
+	vmas_free(&m);
+	munmap(shared, 4 * PAGE);
+	munmap(gap, 3 * PAGE);
+	munmap(priv, 4 * PAGE);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_parse_line),
 		cmocka_unit_test(test_many_mappings),
 		cmocka_unit_test(test_mapping_replaced),
+		cmocka_unit_test(test_gap_without_shmem),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

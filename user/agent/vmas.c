@@ -51,6 +51,7 @@ static int vmas_add(struct proc_vmas *m, const struct vma_range *r)
 		m->cap = cap;
 	}
 	m->v[m->n++] = *r;
+	m->shmem += r->shmem;
 	return 0;
 }
 
@@ -65,6 +66,7 @@ static int vmas_read(struct proc_vmas *m, uint32_t tgid, uint64_t now_ns)
 	if (!f)
 		return -1;
 	m->n = 0;
+	m->shmem = 0;
 	while (fgets(line, sizeof(line), f)) {
 		struct vma_range r;
 
@@ -110,10 +112,11 @@ static const struct vma_range *find(struct proc_vmas *m, uint32_t tgid, uint64_t
 {
 	uint64_t age = now_ns - m->read_ns;
 	const struct vma_range *found = m->read ? lookup(m, page) : NULL;
+	uint64_t gap_wait = m->shmem ? VMAS_REREAD_NS : VMAS_MAX_AGE_NS;
 
 	if (found && age < VMAS_MAX_AGE_NS)
 		return found;
-	if (!found && m->read && age < VMAS_REREAD_NS)
+	if (!found && m->read && age < gap_wait)
 		return NULL;
 	if (vmas_read(m, tgid, now_ns))
 		return NULL;
