@@ -155,9 +155,10 @@ static void test_gap_without_shmem(void **state)
 	assert_int_equal(m.reads, 1);
 	/* This test process maps no shared memory of its own. */
 	assert_int_equal(m.shmem, 0);
-	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), hole, now + VMAS_REREAD_NS), -1);
-	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), hole, now + 10 * VMAS_REREAD_NS),
+	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), hole, now + VMAS_REREAD_NS),
 			 -1);
+	assert_int_equal(
+		vmas_shmem(&m, (uint32_t)getpid(), hole, now + 10 * VMAS_REREAD_NS), -1);
 	assert_int_equal(m.reads, 1);
 
 	shared = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
