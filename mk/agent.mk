@@ -9,6 +9,8 @@ UNIT_SRC_test_prefetch := user/agent/prefetch.c user/agent/pagemap.c user/agent/
 	user/agent/procs.c user/agent/caps.c
 UNIT_LIBS_test_prefetch = $(LIBBPF_LIBS) -lcap
 UNIT_SRC_test_vmas := user/agent/vmas.c
+UNIT_SRC_test_procs := user/agent/procs.c user/agent/vmas.c user/agent/pagemap.c user/agent/caps.c
+UNIT_LIBS_test_procs := -lcap
 UNIT_SRC_test_placement := user/agent/placement.c
 UNIT_LIBS_test_placement := -Iuser/agent
 UNIT_SRC_test_replay := user/agent/recording.c
