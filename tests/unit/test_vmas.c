@@ -19,6 +19,16 @@
 #define PAGE 4096UL
 #define MANY 1500
 
+/* Three pages mapped with the middle one unmapped: a page in no mapping. */
+static char *map_hole(void)
+{
+	char *gap = mmap(NULL, 3 * PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(gap != MAP_FAILED);
+	munmap(gap + PAGE, PAGE);
+	return gap;
+}
+
 static void test_parse_line(void **state)
 {
 	struct vma_range r;
@@ -60,9 +70,7 @@ static void test_many_mappings(void **state)
 		      -1, 0);
 	assert_true(shared != MAP_FAILED);
 	/* A hole: its page lies in no mapping. */
-	gap = mmap(NULL, 3 * PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(gap != MAP_FAILED);
-	munmap(gap + PAGE, PAGE);
+	gap = map_hole();
 
 	assert_int_equal(
 		vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)shared / PAGE + 2, now), 1);
@@ -145,9 +153,7 @@ static void test_gap_without_shmem(void **state)
 	priv = mmap(NULL, 4 * PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 		    -1, 0);
 	assert_true(priv != MAP_FAILED);
-	gap = mmap(NULL, 3 * PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	assert_true(gap != MAP_FAILED);
-	munmap(gap + PAGE, PAGE);
+	gap = map_hole();
 	hole = (uintptr_t)(gap + PAGE) / PAGE;
 
 	assert_int_equal(vmas_shmem(&m, (uint32_t)getpid(), (uintptr_t)priv / PAGE, now),
