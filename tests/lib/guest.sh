@@ -32,7 +32,14 @@ GUEST_KERNEL= GUEST_RUN= GUEST_RC=
 # guest-6.1.t 855 s against 453, no leap code in the first two), where
 # parts that took 50-68 s ran past 90-95 s.  A part's limit catches a
 # hang, not a slow host: the limits given are scaled by this, in percent.
-GUEST_LIMIT_PCT=${GUEST_LIMIT_PCT:-170}
+# 170 until 2026-11-30, when the host ran the parts 2.2-2.6x slower than
+# on 2026-11-28 for a whole day (a fresh-clone run: nbd 79.8 s of 93,
+# rdma-fh 101.2 of 161, deb 48.8 of 68, 5.10's checks 109.5 of 153; the
+# test of our shell scripts, no guest in it, 64.9 s against 31.8) and CI
+# failed 6.1's rdma-fh at 161.6 s of 161, one OOM-killed run of its
+# workload rerun in it (rdma-fh-guest.sh counts those).  250: the slowest part seen then
+# (rdma-fh, 1.7x its given limit) still has 1.47x to spare.
+GUEST_LIMIT_PCT=${GUEST_LIMIT_PCT:-250}
 
 guest_part()
 {
