@@ -129,6 +129,29 @@ const volatile __u32 leap_backend_dev = 0;
  */
 volatile __u32 leap_fault_hooks_on = 0;
 
+/*
+ * Set by the agent while it is awake and will look at the ring again before
+ * it sleeps (user/observer_ring.c); a wake-up then changes nothing, and each
+ * one costs the faulting thread an irq_work self-IPI (kernel/bpf/ringbuf.c:
+ * bpf_ringbuf_commit() queues rb->work for BPF_RB_FORCE_WAKEUP whatever
+ * the reader does), in a PVM guest a hypervisor exit: 3.8% of Node.js's
+ * main thread in a run of its full collection under leap (perf, this
+ * machine, 2026-11-30).  The reader clears it, then looks at the producer
+ * position; this program advances the producer position (reserve), then
+ * makes an atomic add, then reads it: one of the two sees the other's
+ * write, so an event is either woken for or seen before the reader sleeps.
+ * The x86 JIT emits that add with a lock prefix (arch/x86/net/bpf_jit_comp.c,
+ * emit_atomic()), a full barrier; other JITs may emit an atomic without a
+ * fetch relaxed (only those with BPF_FETCH must be fully ordered: the
+ * powerpc and riscv JIT fixes of 2024), and BPF_FETCH needs 5.12.  Hence
+ * leap_wake_skip_busy, the loader's choice: on x86-64 only.
+ */
+volatile __u32 leap_reader_busy = 0;
+const volatile bool leap_wake_skip_busy = false;
+/* Wake-ups asked for, and skipped because the reader was busy. */
+__u64 leap_wakeups_sent = 0;
+__u64 leap_wakeups_skipped = 0;
+
 /* Where the agent recorded prefetched pages (include/leap_event.h). */
 __u8 leap_pf_regions[LEAP_PF_REGIONS];
 /* When leap_arm_bio last asked (bpf_ktime_get_ns()): once per ms at most. */
@@ -651,9 +674,19 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 		wake = BPF_RB_FORCE_WAKEUP;
 	else
 		wake = BPF_RB_NO_WAKEUP;
-	bpf_ringbuf_submit(ev, wake);
+	/* Counted before the submit: this locked add is the barrier between
+	 * the reservation and the read of leap_reader_busy. */
 	if (st)
 		__sync_fetch_and_add(&st->events_sent, 1);
+	if (wake == BPF_RB_FORCE_WAKEUP) {
+		if (leap_wake_skip_busy && st && leap_reader_busy) {
+			wake = BPF_RB_NO_WAKEUP;
+			__sync_fetch_and_add(&leap_wakeups_skipped, 1);
+		} else {
+			__sync_fetch_and_add(&leap_wakeups_sent, 1);
+		}
+	}
+	bpf_ringbuf_submit(ev, wake);
 }
 
 /* ---- tracepoint path ---------------------------------------------------- */

@@ -18,7 +18,7 @@ BPF_SKEL := $(OUTPUT)/leap_observer.skel.h
 BPF_HDRS := $(wildcard bpf/*.h) include/leap_event.h vmlinux/$(ARCH)/vmlinux.h
 
 OBSERVER_CFLAGS := $(LIBBPF_CFLAGS) -Iuser -Ibpf
-OBSERVER_OBJS := $(OUTPUT)/observer.o $(OUTPUT)/observer_maps.o
+OBSERVER_OBJS := $(OUTPUT)/observer.o $(OUTPUT)/observer_maps.o $(OUTPUT)/observer_ring.o
 OBSERVER_LIBS := $(LIBBPF_LIBS)
 
 $(BPF_OBJ): bpf/leap_observer.bpf.c $(BPF_HDRS) | $(DEPS_STAMP)
@@ -29,11 +29,15 @@ $(BPF_SKEL): $(BPF_OBJ)
 	$(BPFTOOL) gen skeleton $< name leap_observer_bpf > $@.tmp
 	@mv $@.tmp $@
 
-$(OUTPUT)/observer.o: user/observer.c user/observer.h $(BPF_SKEL) $(BPF_HDRS) | $(DEPS_STAMP)
+$(OUTPUT)/observer.o: user/observer.c user/observer.h user/observer_ring.h $(BPF_SKEL) $(BPF_HDRS) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(OBSERVER_CFLAGS) -c $< -o $@
 
 $(OUTPUT)/observer_maps.o: user/observer_maps.c user/observer.h $(BPF_HDRS) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(OBSERVER_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/observer_ring.o: user/observer_ring.c user/observer_ring.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(OBSERVER_CFLAGS) -c $< -o $@
 

@@ -31,6 +31,7 @@
 #include "leap_observer.h"
 #include "leap_observer.skel.h"
 #include "observer.h"
+#include "observer_ring.h"
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
@@ -50,7 +51,8 @@ struct leap_observer {
 	struct leap_observer_bpf *skel;
 	enum leap_hook hook;
 	struct ring_buffer *rb;
-	struct leap_cg_stats *stats; /* mmap of leap_stats */
+	struct leap_ring_wait *ring_wait; /* NULL: every wake-up asked for */
+	struct leap_cg_stats *stats;	  /* mmap of leap_stats */
 	size_t stats_len;
 	struct leap_issued_slot *issued; /* mmap of leap_issued */
 	size_t issued_len;
@@ -598,6 +600,10 @@ static int open_and_load(struct leap_observer *obs, const struct leap_observer_o
 	obs->skel->rodata->leap_wake_major = !opts->no_wake_on_major;
 	obs->skel->rodata->leap_swap_events_only = opts->swap_events_only;
 	obs->skel->rodata->leap_wake_delta_max = opts->wake_delta_max;
+#if defined(__x86_64__)
+	/* Why x86-64 only: bpf/leap_observer.bpf.c, leap_reader_busy. */
+	obs->skel->rodata->leap_wake_skip_busy = !opts->wake_when_busy;
+#endif
 	if (opts->wakeup_bytes == LEAP_WAKEUP_ADAPTIVE) {
 		obs->skel->rodata->leap_wakeup_bytes =
 			0; /* the BPF side's adaptive mode */
@@ -786,6 +792,18 @@ int leap_observer_open(const struct leap_observer_opts *opts, struct leap_observ
 		leap_log(LEAP_LOG_ERROR, "ring buffer: %s", strerror(-err));
 		goto fail;
 	}
+	if (obs->skel->rodata->leap_wake_skip_busy) {
+		obs->ring_wait = leap_ring_wait_open(
+			obs->rb, bpf_map__fd(obs->skel->maps.leap_events),
+			&obs->skel->bss->leap_reader_busy);
+		if (!obs->ring_wait) {
+			err = -errno;
+			leap_log(LEAP_LOG_ERROR,
+				 "mmap of the ring buffer's positions: %s",
+				 strerror(-err));
+			goto fail;
+		}
+	}
 
 	/* 5. pins */
 	if (!opts->no_pin) {
@@ -892,6 +910,7 @@ void leap_observer_close(struct leap_observer *obs)
 	if (obs->skel)
 		leap_observer_set_armed(obs, false);
 	unpin_all(obs);
+	leap_ring_wait_close(obs->ring_wait);
 	ring_buffer__free(obs->rb);
 	if (obs->stats)
 		munmap(obs->stats, obs->stats_len);
@@ -1118,7 +1137,19 @@ void leap_observer_stats_sum(struct leap_observer *obs, struct leap_cg_stats *su
 
 int leap_observer_poll(struct leap_observer *obs, int timeout_ms)
 {
+	if (obs->ring_wait)
+		return leap_ring_wait_poll(obs->ring_wait, timeout_ms);
 	return ring_buffer__poll(obs->rb, timeout_ms);
+}
+
+void leap_observer_wakeups(const struct leap_observer *obs, __u64 *sent, __u64 *skipped)
+{
+	*sent = *skipped = 0;
+	if (!obs || !obs->skel->bss)
+		return;
+	*sent = __atomic_load_n(&obs->skel->bss->leap_wakeups_sent, __ATOMIC_RELAXED);
+	*skipped =
+		__atomic_load_n(&obs->skel->bss->leap_wakeups_skipped, __ATOMIC_RELAXED);
 }
 
 int leap_observer_consume(struct leap_observer *obs)

@@ -80,6 +80,13 @@ struct leap_observer_opts {
 	 * of its stream's previous fault; 0 = always. */
 	__u64 wake_delta_max;
 	/*
+	 * Ask for every wake-up above even while the reader is awake in
+	 * leap_observer_poll() (between its return and the next call).  Off,
+	 * those are skipped on x86-64: each costs the faulting thread an
+	 * irq_work self-IPI (bpf/leap_observer.bpf.c, leap_reader_busy).
+	 */
+	bool wake_when_busy;
+	/*
 	 * Backend mode: the block device the watched tasks swap to, as a
 	 * kernel dev_t (leap_observer_kdev()); reads of it during a fault set
 	 * LEAP_EV_DEV_READ and the swap offset on every hook path.  0 = off.
@@ -203,6 +210,11 @@ void leap_observer_stats_sum(struct leap_observer *obs, struct leap_cg_stats *su
  */
 int leap_observer_poll(struct leap_observer *obs, int timeout_ms);
 int leap_observer_consume(struct leap_observer *obs);
+/*
+ * The wake-ups BPF asked the ring for, and those it skipped because the
+ * reader was awake in leap_observer_poll() (opts.wake_when_busy: none).
+ */
+void leap_observer_wakeups(const struct leap_observer *obs, __u64 *sent, __u64 *skipped);
 /* Readable when events are waiting (for the caller's own epoll loop). */
 int leap_observer_epoll_fd(const struct leap_observer *obs);
 

@@ -20,6 +20,7 @@ enum {
 	OPT_RECORD,
 	OPT_PREFETCH_CPU,
 	OPT_OUTCOME,
+	OPT_WAKEUPS,
 };
 
 /*
@@ -68,6 +69,12 @@ static const struct argp_option common_opts[] = {
 	 "Tracepoint path: attach the fault hooks, which every fault of every task "
 	 "pays for, only while a target swaps in (on-swap, the default), or for as "
 	 "long as the agent runs (always)",
+	 0},
+	{"wakeups", OPT_WAKEUPS, "asleep|always", 0,
+	 "Wake the agent for a near major fault only while it sleeps (asleep, the "
+	 "default on x86-64: a wake-up costs the faulting thread an interrupt, "
+	 "and an awake agent reads the event anyway) or for every one (always, "
+	 "and on other architectures)",
 	 0},
 	{"workers", OPT_WORKERS, "N", 0,
 	 "Threads that issue the windows, so that the event loop never waits on "
@@ -170,6 +177,11 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		o->fault_hooks_always =
 			choice(state, "fault-hooks", arg,
 			       (const char *const[]){"on-swap", "always", NULL}) == 1;
+		break;
+	case OPT_WAKEUPS:
+		o->wakeups_always =
+			choice(state, "wakeups", arg,
+			       (const char *const[]){"asleep", "always", NULL}) == 1;
 		break;
 	case OPT_PREFETCH_CPU:
 		o->prefetch_cpu_any =

@@ -144,6 +144,7 @@ static int start_observer(struct agent *a, const struct agent_opts *o)
 		.swap_events_only = true,
 		.wake_delta_max = wake_delta_max(&a->config),
 		.arm_on_swap = !o->fault_hooks_always,
+		.wake_when_busy = o->wakeups_always,
 		.log = log_cb,
 		.log_ctx = o->verbose ? (void *)1 : NULL,
 		.on_event = agent_on_event,

@@ -87,6 +87,17 @@ static void add_bpf_stats(json_object *o, struct agent *a, const struct leap_cg_
 	json_object_object_add(o, "bpf_progs", progs);
 }
 
+/* The ring's wake-ups of the agent: those BPF forced, those it skipped
+ * because the agent was awake (--wakeups). */
+static void add_wakeups(json_object *o, const struct agent *a)
+{
+	__u64 sent, skipped;
+
+	leap_observer_wakeups(a->obs, &sent, &skipped);
+	json_object_object_add(o, "wakeups", json_object_new_uint64(sent));
+	json_object_object_add(o, "wakeups_skipped", json_object_new_uint64(skipped));
+}
+
 json_object *summary_build(struct agent *a, double wall_s, struct cpu_time cpu)
 {
 	json_object *o = json_object_new_object();
@@ -142,6 +153,7 @@ json_object *summary_build(struct agent *a, double wall_s, struct cpu_time cpu)
 	add_double(o, "dispatch_p50_us", agent_dispatch_us(&a->acct.lat, 50));
 	add_double(o, "dispatch_p99_us", agent_dispatch_us(&a->acct.lat, 99));
 	add_double(o, "fault_hooks_arm_max_us", a->arm.arm_latency_max_ns / 1e3);
+	add_wakeups(o, a);
 	json_object_object_add(o, "targets", state_targets_json(a));
 	if (a->bpf_stats)
 		add_bpf_stats(o, a, &s);
