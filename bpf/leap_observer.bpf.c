@@ -148,9 +148,13 @@ volatile __u32 leap_fault_hooks_on = 0;
  */
 volatile __u32 leap_reader_busy = 0;
 const volatile bool leap_wake_skip_busy = false;
-/* Wake-ups asked for, and skipped because the reader was busy. */
-__u64 leap_wakeups_sent = 0;
-__u64 leap_wakeups_skipped = 0;
+/* Wake-ups asked for and skipped (leap_observer.h), a slot a CPU. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct leap_wake_counts);
+} leap_wake_counts SEC(".maps");
 
 /* Where the agent recorded prefetched pages (include/leap_event.h). */
 __u8 leap_pf_regions[LEAP_PF_REGIONS];
@@ -679,11 +683,16 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 	if (st)
 		__sync_fetch_and_add(&st->events_sent, 1);
 	if (wake == BPF_RB_FORCE_WAKEUP) {
+		__u32 zero = 0;
+		struct leap_wake_counts *wc =
+			bpf_map_lookup_elem(&leap_wake_counts, &zero);
+
 		if (leap_wake_skip_busy && st && leap_reader_busy) {
 			wake = BPF_RB_NO_WAKEUP;
-			__sync_fetch_and_add(&leap_wakeups_skipped, 1);
-		} else {
-			__sync_fetch_and_add(&leap_wakeups_sent, 1);
+			if (wc)
+				wc->skipped++;
+		} else if (wc) {
+			wc->sent++;
 		}
 	}
 	bpf_ringbuf_submit(ev, wake);

@@ -59,4 +59,16 @@ struct leap_owner {
 	__u64 start_time; /* /proc/<pid>/stat field 22 (clock ticks since boot) */
 };
 
+/*
+ * Value of the per-CPU array leap_wake_counts (one entry): ring wake-ups
+ * the hooks asked for, and those they skipped because the reader was busy
+ * (leap_reader_busy).  One slot a CPU, so that the near major faults of
+ * every target on a many-core host do not all write one cache line; the
+ * agent sums them (leap_observer_wakeups()).
+ */
+struct leap_wake_counts {
+	__u64 sent;
+	__u64 skipped;
+};
+
 #endif /* LEAP_OBSERVER_H */

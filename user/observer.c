@@ -1144,12 +1144,24 @@ int leap_observer_poll(struct leap_observer *obs, int timeout_ms)
 
 void leap_observer_wakeups(const struct leap_observer *obs, __u64 *sent, __u64 *skipped)
 {
+	struct leap_wake_counts *per_cpu;
+	int ncpus = libbpf_num_possible_cpus();
+	__u32 zero = 0;
+
 	*sent = *skipped = 0;
-	if (!obs || !obs->skel->bss)
+	if (!obs || ncpus <= 0)
 		return;
-	*sent = __atomic_load_n(&obs->skel->bss->leap_wakeups_sent, __ATOMIC_RELAXED);
-	*skipped =
-		__atomic_load_n(&obs->skel->bss->leap_wakeups_skipped, __ATOMIC_RELAXED);
+	per_cpu = calloc(ncpus, sizeof(*per_cpu));
+	if (!per_cpu)
+		return;
+	if (!bpf_map__lookup_elem(obs->skel->maps.leap_wake_counts, &zero, sizeof(zero),
+				  per_cpu, ncpus * sizeof(*per_cpu), 0)) {
+		for (int i = 0; i < ncpus; i++) {
+			*sent += per_cpu[i].sent;
+			*skipped += per_cpu[i].skipped;
+		}
+	}
+	free(per_cpu);
 }
 
 int leap_observer_consume(struct leap_observer *obs)
