@@ -607,6 +607,14 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 				__sync_fetch_and_add(&st->prefetch_wasted, 1);
 		}
 	}
+	/* A swap-cache hit on a page not ours (tracepoint path, leap_rss_stat):
+	 * counted, not sent.  One on a page of our windows is our hit. */
+	if ((flags & (LEAP_EV_SWAP_ENTRY_FREED | LEAP_EV_MAJOR | LEAP_EV_PREFETCHED)) ==
+	    LEAP_EV_SWAP_ENTRY_FREED) {
+		flags |= LEAP_EV_SWAP_CACHE_HIT;
+		if (st)
+			__sync_fetch_and_add(&st->swap_cache_hits, 1);
+	}
 	if (leap_swap_events_only &&
 	    !(flags & (LEAP_EV_MAJOR | LEAP_EV_SWAP | LEAP_EV_PREFETCHED)))
 		return;
@@ -665,7 +673,7 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 	ev->swap_type = p->swap_type;
 	ev->latency_ns = bpf_ktime_get_ns() - p->ts_ns;
 	ev->cpu = bpf_get_smp_processor_id();
-	ev->pad = 0;
+	ev->swap_cache_hits = st ? (__u32) * (volatile __u64 *)&st->swap_cache_hits : 0;
 	if (!leap_wakeup_bytes)
 		wake = 0; /* libbpf's default: adaptive, wake when the reader caught up */
 	else if ((leap_wake_major && !(p->tflags & LEAP_TGT_NO_WAKE) &&
@@ -813,8 +821,48 @@ int BPF_PROG(leap_memcg_ev, struct mem_cgroup *memcg, int item, unsigned long va
 	/* PGFAULT: mm_account_fault() at the end of the completed fault. */
 	done = *p;
 	pending_close(p, tid);
+
 	/* faults were counted at entry on this path */
 	complete_fault(&done, id >> 32, tid, false);
+	return 0;
+}
+
+/*
+ * Tracepoint path: the fault took a swap entry out of its page table.  A
+ * minor fault on a swapped page whose folio is in the swap cache, not
+ * read by the agent (Linux's readahead read it, or it never left), sends
+ * no event there, yet it is a swap access like any other, and the outcome
+ * judge must count it in a held epoch as it counts our hits with windows
+ * on (include/leap/outcome.h).  include/linux/mm.h: add_mm_counter() and
+ * friends call mm_trace_rss_stat() -> trace_rss_stat(mm, member) on every
+ * change of an mm's counters (since 5.5; the percpu counters of 6.2 keep
+ * it), and mm/memory.c do_swap_page() moves MM_SWAPENTS down by the pages
+ * it maps, in the faulting task, during the fault.  The other changes of
+ * MM_SWAPENTS are a fork's (the child's mm, not current's), zapping
+ * (munmap, not inside a fault) and reclaim's swap-outs, which run with
+ * PF_MEMALLOC (try_to_free_mem_cgroup_pages(), __perform_reclaim()), also
+ * in a fault's direct reclaim: skipped.  Shared memory's swap-ins count
+ * MM_SHMEMPAGES, not this, and stay unseen.  MM_SWAPENTS is 2 in the
+ * anonymous enum of include/linux/mm_types_task.h since 2.6.34 (an
+ * anonymous enum has no CO-RE relocation).
+ */
+#define LEAP_MM_SWAPENTS 2
+#define LEAP_PF_MEMALLOC 0x00000800 /* include/linux/sched.h */
+
+SEC("tp_btf/rss_stat")
+int BPF_PROG(leap_rss_stat, struct mm_struct *mm, int member)
+{
+	struct task_struct *task;
+	struct leap_pending *p;
+
+	if (member != LEAP_MM_SWAPENTS)
+		return 0;
+	task = bpf_get_current_task_btf();
+	if ((task->flags & LEAP_PF_MEMALLOC) || task->mm != mm)
+		return 0;
+	p = pending_current((__u32)bpf_get_current_pid_tgid());
+	if (p)
+		p->flags |= LEAP_EV_SWAP_ENTRY_FREED;
 	return 0;
 }
 

@@ -55,6 +55,19 @@
  * which a prefetch cannot hide, only move (include/leap/cost.h).
  */
 #define LEAP_EV_SLEPT (1u << 11)
+/*
+ * Tracepoint path: the fault took a swap entry out of its page table
+ * (leap_rss_stat: MM_SWAPENTS went down in the faulting task): a swap
+ * access, a miss or a hit.
+ */
+#define LEAP_EV_SWAP_ENTRY_FREED (1u << 12)
+/*
+ * Tracepoint path: such a fault that was neither a miss nor on a page the
+ * agent prefetched: a swap-cache hit on a page Linux's readahead read (or
+ * one that never left the swap cache).  Counted in
+ * leap_cg_stats.swap_cache_hits; not sent with swap_events_only.
+ */
+#define LEAP_EV_SWAP_CACHE_HIT (1u << 13)
 
 /* One user page fault of a watched task, sent through the ring buffer. */
 struct leap_event {
@@ -71,7 +84,14 @@ struct leap_event {
 	/* The CPU the faulting thread was on when the fault completed
 	 * (bpf_get_smp_processor_id()): where the agent issues its window. */
 	__u32 cpu;
-	__u32 pad;
+	/*
+	 * Tracepoint path: the target's leap_cg_stats.swap_cache_hits (low 32
+	 * bits) when this fault completed; 0 where they are not counted (the
+	 * fentry path sends them as events).  Those hits send no event, so
+	 * the outcome judge adds the count's advance between events to the
+	 * swap accesses the events show (include/leap/outcome.h).
+	 */
+	__u32 swap_cache_hits;
 };
 
 /* leap_target.flags */
@@ -129,6 +149,12 @@ struct leap_cg_stats {
 	 * Counted per read (a fault reading a cluster may submit several).
 	 */
 	__u64 swapin_unarmed;
+	/*
+	 * Tracepoint path: swap-cache hits on pages the agent did not
+	 * prefetch (LEAP_EV_SWAP_CACHE_HIT), which send no event.  The fentry
+	 * path sends them as events (LEAP_EV_SWAP) and leaves this 0.
+	 */
+	__u64 swap_cache_hits;
 };
 
 /*

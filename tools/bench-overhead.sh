@@ -23,6 +23,9 @@
 # BPF program (bpf_enable_stats adds its own clock reads, so those times
 # are upper bounds).
 #
+# LEAP_OVERHEAD_AGENT=PATH runs another build's leap-agent (the code
+# before a change) in the agent rows.
+#
 #   tools/bench-overhead.sh [--reps N] [--mib M] [--rounds R] [--programs "fault cc"]
 #                           [--rows "bare floor beside under beside-armed under-armed"]
 #                           [--hook auto|fentry|tracepoint]
@@ -30,7 +33,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
-AGENT=$root/bin/leap-agent
+AGENT=${LEAP_OVERHEAD_AGENT:-$root/bin/leap-agent}
 FAULT=$root/.output/overhead/fault-touch
 FLOOR=$root/.output/overhead/hook-floor
 FLOOR_OBJ=$root/.output/overhead/hook-floor.bpf.o

@@ -47,6 +47,9 @@ enum { PIN_OWNER, PIN_STATS, PIN_CGROUPS, PIN_PIDS, PIN_LEAVES, PIN_COUNT };
 static const char *const pin_names[PIN_COUNT] = {"owner", "stats", "cgroups", "pids",
 						 "leaves"};
 
+/* Tracepoint path: leap_memcg_ev, leap_rss_stat, leap_pf_user, leap_pf_kernel. */
+#define FAULT_HOOKS 4
+
 struct leap_observer {
 	struct leap_observer_bpf *skel;
 	enum leap_hook hook;
@@ -65,7 +68,7 @@ struct leap_observer {
 	/* Arming (opts.arm_on_swap on the tracepoint path): the fault hooks'
 	 * links while attached, NULL while not. */
 	bool arming;
-	struct bpf_link *fault_links[3];
+	struct bpf_link *fault_links[FAULT_HOOKS];
 };
 
 /* ---- logging -------------------------------------------------------------- */
@@ -188,6 +191,7 @@ static void set_autoload(struct leap_observer_bpf *skel, enum leap_hook hook,
 	bpf_program__set_autoload(skel->progs.leap_pf_user, !fentry);
 	bpf_program__set_autoload(skel->progs.leap_pf_kernel, !fentry);
 	bpf_program__set_autoload(skel->progs.leap_memcg_ev, !fentry);
+	bpf_program__set_autoload(skel->progs.leap_rss_stat, !fentry);
 	bpf_program__set_autoload(skel->progs.leap_swap_entry, fentry);
 	bpf_program__set_autoload(skel->progs.leap_swap_exit, fentry);
 	/* Shared memory's faults (the tracepoints see every fault). */
@@ -591,6 +595,7 @@ static int open_and_load(struct leap_observer *obs, const struct leap_observer_o
 	bpf_program__set_autoattach(obs->skel->progs.leap_pf_user, !obs->arming);
 	bpf_program__set_autoattach(obs->skel->progs.leap_pf_kernel, !obs->arming);
 	bpf_program__set_autoattach(obs->skel->progs.leap_memcg_ev, !obs->arming);
+	bpf_program__set_autoattach(obs->skel->progs.leap_rss_stat, !obs->arming);
 	obs->skel->rodata->leap_backend_dev = opts->backend_dev;
 	obs->skel->rodata->leap_agent_tgid =
 		opts->self_tgid ? opts->self_tgid : (__u32)getpid();
@@ -821,13 +826,13 @@ fail:
 	return err < 0 ? err : -EINVAL;
 }
 
-/* The fault hooks, in the order they attach: the hook that closes a
- * pending fault first, the ones that open it last. */
+/* The fault hooks, in the order they attach: the hooks that close or mark
+ * a pending fault first, the ones that open it last. */
 static struct bpf_program *fault_prog(struct leap_observer *obs, int i)
 {
-	struct bpf_program *p[3] = {obs->skel->progs.leap_memcg_ev,
-				    obs->skel->progs.leap_pf_user,
-				    obs->skel->progs.leap_pf_kernel};
+	struct bpf_program *p[FAULT_HOOKS] = {
+		obs->skel->progs.leap_memcg_ev, obs->skel->progs.leap_rss_stat,
+		obs->skel->progs.leap_pf_user, obs->skel->progs.leap_pf_kernel};
 
 	return p[i];
 }
@@ -841,13 +846,13 @@ int leap_observer_set_armed(struct leap_observer *obs, bool on)
 	if (!on) {
 		__atomic_store_n(&obs->skel->bss->leap_fault_hooks_on, 0,
 				 __ATOMIC_SEQ_CST);
-		for (int i = 2; i >= 0; i--) {
+		for (int i = FAULT_HOOKS - 1; i >= 0; i--) {
 			bpf_link__destroy(obs->fault_links[i]);
 			obs->fault_links[i] = NULL;
 		}
 		return 0;
 	}
-	for (int i = 0; i < 3 && !err; i++) {
+	for (int i = 0; i < FAULT_HOOKS && !err; i++) {
 		if (obs->fault_links[i])
 			continue;
 		obs->fault_links[i] = bpf_program__attach(fault_prog(obs, i));
@@ -1132,6 +1137,7 @@ void leap_observer_stats_sum(struct leap_observer *obs, struct leap_cg_stats *su
 		sum->prefetch_hits += s->prefetch_hits;
 		sum->prefetch_wasted += s->prefetch_wasted;
 		sum->swapin_unarmed += s->swapin_unarmed;
+		sum->swap_cache_hits += s->swap_cache_hits;
 	}
 }
 

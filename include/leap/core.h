@@ -79,6 +79,11 @@ struct leap_core_config {
 	 * where the data is (sweep.h), their readers' windows replaced by
 	 * the region's. */
 	bool sweeps;
+	/* The outcome judge counts a target's swap events alone, leaving out
+	 * the counts of Linux's readahead hits the tracepoint path's events
+	 * carry (leap_event.swap_cache_hits), as before they were counted:
+	 * `leap-agent replay --events-only`.  Not recorded. */
+	bool outcome_events_only;
 	struct leap_cost_params cost;
 	struct leap_outcome_params outcome;
 };

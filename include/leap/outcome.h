@@ -8,12 +8,14 @@
  * against Linux's 2.57 s, issue 48).  So, while a target prefetches, its
  * windows are now and then held for a short epoch (Linux's own readahead
  * only) and the rate at which it consumes swapped pages (page-ins, hits,
- * swap-cache hits: every swap access its events show) in the held epoch
- * is compared with the rate just before and just after it, windows on.
- * On the tracepoint path the events show no swap-cache hit but ours, so
- * a stream the kernel's readahead serves counts its misses held and its
- * misses plus our hits with windows: the ratio flatters the windows
- * (Node.js's collector, 2026-11-29, docs/bench-real.md):
+ * swap-cache hits: every swap access it makes) in the held epoch is
+ * compared with the rate just before and just after it, windows on.  On
+ * the tracepoint path a swap-cache hit not ours sends no event; the
+ * events carry the target's count of them (leap_event.swap_cache_hits)
+ * and the caller adds its advance (core.c, consumed()).  Before that count
+ * (2026-11-30), a stream the kernel's readahead serves counted its misses
+ * held and its misses plus our hits with windows: the ratio flattered the
+ * windows (Node.js's collector, docs/bench-real.md):
  *
  *   on:   settle | head | body | tail       held: settle | held
  *                  ^^^^          ^^^^                      ^^^^
@@ -52,6 +54,10 @@ extern "C" {
 
 #define LEAP_OUTCOME_JUDGED_MAX 15u /* ratios kept */
 #define LEAP_OUTCOME_GAIN_RUN	3u  /* ratios in a row that say "gain" */
+
+/* A held epoch's settle, stretched by our windows' lead, ends by this
+ * long after the hold began (leap_outcome_lead_hit()). */
+#define LEAP_OUTCOME_LEAD_MAX_NS (250ULL * 1000 * 1000)
 
 enum leap_outcome_verdict {
 	LEAP_OUTCOME_UNKNOWN = 0, /* too few comparisons, or in between */
@@ -144,8 +150,18 @@ void leap_outcome_init(struct leap_outcome *o, const struct leap_outcome_params 
  */
 bool leap_outcome_advance(struct leap_outcome *o, const struct leap_outcome_params *p,
 			  uint64_t now_ns);
-/* The target consumed a swapped page (a page-in, a hit, a swap-cache hit). */
-void leap_outcome_page(struct leap_outcome *o);
+/* The target consumed n swapped pages (page-ins, hits, swap-cache hits). */
+void leap_outcome_pages(struct leap_outcome *o, uint32_t n);
+/*
+ * At now_ns the target used a page our windows read (a hit).  While a held
+ * epoch settles, that is the windows' lead running out, not Linux's pace:
+ * the settle goes on until settle_ns pass without such a hit, for at most
+ * LEAP_OUTCOME_LEAD_MAX_NS from the hold.  (Deep windows left an SQLite
+ * reverse scan 1,542 hits on them to use in a 50 ms held epoch, which then
+ * ran at 130% of the rate around it; 2026-11-30, docs/agent.md.)
+ */
+void leap_outcome_lead_hit(struct leap_outcome *o, const struct leap_outcome_params *p,
+			   uint64_t now_ns);
 /* A window of n pages went out. */
 void leap_outcome_window(struct leap_outcome *o, uint32_t n);
 /* Whether windows are held now. */

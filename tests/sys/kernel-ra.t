@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 30
+# leap-timeout: 40
 # SPDX-License-Identifier: MIT
 # Leap beside Linux's swap readahead (vm.page-cluster=3, the default
 # --kernel-readahead keep), with real swap and a real program (CPython,
@@ -21,6 +21,10 @@
 #    kernel's, a stride does, and hits;
 #  - Perl (tools/real/perlscan.pl), whose fill reads zero-filled entries,
 #    gets (almost) no window past the kernel's readahead.
+#  - Tracepoint path: the swap-cache hits on pages not ours, which send no
+#    event there (swap_cache_hits, leap_rss_stat), are counted: observing
+#    the sequential scan, at least as many as the kernel's own count of
+#    its readahead hits (swap_ra_hit), and no more than the faults.
 # What the agent decides for a fill (held for the kernel's readahead, the
 # pages behind it made cold, zero-filled misses told apart) is checked on
 # recorded runs of these same programs, deterministically
@@ -81,7 +85,7 @@ snapshot_counts() { kernel_counts >"$vm0"; }
 # witness for the hooks' counts; run() adds vm.page-cluster at its end.
 kernel_counts()
 {
-	grep -E '^(pswpin|pgmajfault|swpin_zero) ' /proc/vmstat
+	grep -E '^(pswpin|pgmajfault|swpin_zero|swap_ra_hit) ' /proc/vmstat
 }
 
 # The defer rows never stand down: with every stream left to the kernel
@@ -144,6 +148,24 @@ for pat in seq reverse seq-defer reverse-defer; do
 done
 run seq-warm keep seq --cold-behind 0
 is "$(val seq-warm cold_behind_pages)" 0 "seq, --cold-behind 0: no page made cold"
+
+# Swap-cache hits not ours (tracepoint path; the fentry path sends them as
+# events and leaves the count 0).  Observing, with the hooks on from the
+# start (arming would miss the fill's first hits), every readahead hit of
+# the run (the kernel's swap_ra_hit, system-wide: nothing else runs) is
+# the scan's, and a swap-cache hit; ours also counts hits on pages that
+# had not left the swap cache since their swap-out.
+if [ "$(val seq hook)" = tracepoint ]; then
+	run seq-observe keep seq --policy observe --fault-hooks always
+	ra=$(sed -n 's/.*swap_ra_hit=\([0-9]*\).*/\1/p' "$tmp/seq-observe.vm")
+	cmp_ok "$(val seq-observe swap_cache_hits)" '>=' "$((ra * 9 / 10))" \
+		"seq, observing: swap-cache hits counted ($(val seq-observe swap_cache_hits)), at least 90% of the kernel's readahead hits ($ra)"
+	cmp_ok "$(val seq-observe swap_cache_hits)" '<=' "$(val seq-observe faults)" \
+		"... and no more than the faults ($(val seq-observe faults))"
+else
+	skip "seq, observing: swap-cache hits counted" "the fentry path sends them as events"
+	skip "... and no more than the faults" "the fentry path sends them as events"
+fi
 
 # A program of another user (a server's, as PostgreSQL's backends run as
 # postgres): the agent, root with its capabilities dropped, must still

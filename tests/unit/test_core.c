@@ -34,9 +34,13 @@ static bool fake_shmem(void *ctx, uint32_t tgid, uint64_t page)
 
 static const struct leap_core_facts port = {.mapped = fake_mapped, .shmem = fake_shmem};
 
-static struct leap_core *core_new(void)
+/* events_only: config outcome_events_only (replay --events-only). */
+static struct leap_core *core_new_judging(bool events_only)
 {
-	struct leap_core_config cfg = {.streams = 8, .cold_chunk = 16, .kra_trust = 3};
+	struct leap_core_config cfg = {.streams = 8,
+				       .cold_chunk = 16,
+				       .kra_trust = 3,
+				       .outcome_events_only = events_only};
 	struct leap_core_env env = {.swap = {.sync_pct = 0},
 				    .ra_pages = 8,
 				    .can_prefetch = true,
@@ -44,6 +48,11 @@ static struct leap_core *core_new(void)
 
 	memset(&port_state, 0, sizeof(port_state));
 	return test_core_new(cfg, &env);
+}
+
+static struct leap_core *core_new(void)
+{
+	return core_new_judging(false);
 }
 
 static uint32_t add_target(struct leap_core *c, enum leap_core_mode mode, bool stand_down)
@@ -302,6 +311,86 @@ static void test_outcome_judged(void **state)
 	leap_core_free(c);
 }
 
+/*
+ * The tracepoint path's progress: while held, Linux's readahead serves 1 in
+ * 2 of the stream's accesses, swap-cache hits that send no event there
+ * (their count rides on the next event: leap_event.swap_cache_hits); with
+ * windows on, every access is an event (a miss or our hit).  The
+ * program's pace is the same either way: an access every 200 us.  Counted
+ * by events alone (no count, or config outcome_events_only), a held epoch
+ * looks 2x slower and the windows "gain"; with the counts it runs as fast
+ * held, and the target stands down for no gain.
+ */
+static enum leap_verdict_change feed_ra_served(struct leap_core *c, uint32_t t,
+					       bool counts, uint64_t until)
+{
+	uint64_t page = 5000, ts;
+	uint32_t ra_hits = 1, slot = 0;
+
+	for (ts = 1; ts < until; ts += 200000, page += 16, slot++) {
+		const struct leap_outcome *o = leap_core_target_outcome(c, t);
+		struct leap_event ev;
+		const struct leap_core_plan *pl;
+
+		if (leap_outcome_holding(o) && slot % 2) {
+			ra_hits++; /* Linux's readahead hit: counted, no event */
+			continue;
+		}
+		ev = event(page, MISS | LEAP_EV_SLEPT, ts);
+		ev.latency_ns = 100000;
+		ev.swap_cache_hits = counts ? ra_hits : 0;
+		pl = leap_core_event(c, t, &ev, &port);
+		if (pl->n)
+			leap_core_spent(c, t, pl->n, pl->n * 5000ULL);
+		if (pl->verdict != LEAP_VERDICT_SAME)
+			return pl->verdict;
+		if (leap_core_target_outcome(c, t)->verdict == LEAP_OUTCOME_GAIN)
+			break;
+	}
+	return LEAP_VERDICT_SAME;
+}
+
+static void test_outcome_counts_swap_cache_hits(void **state)
+{
+	/* the first on epoch, then five comparisons of ~1.06 s: ~9.4 s */
+	const uint64_t until = 11ULL * 1000000000;
+	struct leap_core *c = core_new();
+	uint32_t t = add_target(c, LEAP_CORE_LEAP, true);
+	struct leap_core_policy p = *leap_core_target_policy(c, t);
+	const struct leap_outcome_params *op = &leap_core_config(c)->outcome;
+	const struct leap_outcome *o;
+	(void)state;
+
+	p.judge_outcome = true;
+	leap_core_target_set(c, t, &p);
+	/* With the counts: as fast held, no gain. */
+	assert_int_equal(feed_ra_served(c, t, true, until), LEAP_VERDICT_STAND_DOWN);
+	o = leap_core_target_outcome(c, t);
+	assert_true(o->median_pct >= op->no_gain_pct);
+	assert_true(o->median_pct <= 105);
+	assert_int_equal(leap_core_counters(c)->outcome_stand_downs, 1);
+	leap_core_free(c);
+
+	/* Without them (the fentry path's events, older recordings): by
+	 * events, a "gain" that is not one. */
+	c = core_new();
+	t = add_target(c, LEAP_CORE_LEAP, true);
+	leap_core_target_set(c, t, &p);
+	assert_int_equal(feed_ra_served(c, t, false, until), LEAP_VERDICT_SAME);
+	o = leap_core_target_outcome(c, t);
+	assert_int_equal(o->verdict, LEAP_OUTCOME_GAIN);
+	assert_true(o->median_pct <= 60);
+	leap_core_free(c);
+
+	/* The same with the counts left out (replay --events-only). */
+	c = core_new_judging(true);
+	t = add_target(c, LEAP_CORE_LEAP, true);
+	leap_core_target_set(c, t, &p);
+	assert_int_equal(feed_ra_served(c, t, true, until), LEAP_VERDICT_SAME);
+	assert_int_equal(leap_core_target_outcome(c, t)->verdict, LEAP_OUTCOME_GAIN);
+	leap_core_free(c);
+}
+
 /* A probe comes due at the tick; a policy that may not stand down ends a
  * stand-down at once. */
 static void test_tick_probe_and_policy(void **state)
@@ -452,6 +541,7 @@ int main(void)
 		cmocka_unit_test(test_no_window_after_stand_down),
 		cmocka_unit_test(test_tick_probe_and_policy),
 		cmocka_unit_test(test_outcome_judged),
+		cmocka_unit_test(test_outcome_counts_swap_cache_hits),
 		cmocka_unit_test(test_served_streams),
 		cmocka_unit_test(test_quiet_with_two_lanes),
 		cmocka_unit_test(test_forget),

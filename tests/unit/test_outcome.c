@@ -72,7 +72,7 @@ static void run(struct series *s, uint64_t on_rate, uint64_t held_rate, double s
 			s->no_gain_at = s->now;
 			return;
 		}
-		leap_outcome_page(&s->o);
+		leap_outcome_pages(&s->o, 1);
 		if (s->windows && !leap_outcome_holding(&s->o))
 			leap_outcome_window(&s->o, 1);
 	}
@@ -251,7 +251,7 @@ static void test_settle_not_measured(void **state)
 	run(&s, 20000, 10000, 1.0 + 0.001); /* just into the held settle */
 	assert_int_equal(s.o.seg, LEAP_OUTCOME_HELD_SETTLE);
 	for (int i = 0; i < 5000; i++) /* the windows in flight: all hits */
-		leap_outcome_page(&s.o);
+		leap_outcome_pages(&s.o, 1);
 	run(&s, 20000, 10000, 0.3);
 	assert_int_equal(s.o.comparisons, 1);
 	assert_int_equal(s.o.ratio_pct[0], 50);

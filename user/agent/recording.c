@@ -191,9 +191,10 @@ static void put_event(struct rec_buf *w, const struct leap_event *ev)
 	put(w, ev->flags, 4);
 	put(w, ev->swap_type, 4);
 	put(w, ev->latency_ns, 8);
+	put(w, ev->swap_cache_hits, 4); /* version 5 */
 }
 
-static void get_event(struct rec_buf *r, struct leap_event *ev)
+static void get_event(struct rec_buf *r, struct leap_event *ev, uint32_t version)
 {
 	memset(ev, 0, sizeof(*ev));
 	ev->ts_ns = get(r, 8);
@@ -206,6 +207,8 @@ static void get_event(struct rec_buf *r, struct leap_event *ev)
 	ev->flags = (uint32_t)get(r, 4);
 	ev->swap_type = (uint32_t)get(r, 4);
 	ev->latency_ns = get(r, 8);
+	if (version >= 5)
+		ev->swap_cache_hits = (uint32_t)get(r, 4);
 }
 
 /* The counters, named once: END records, replay output, tests. */
@@ -778,7 +781,7 @@ static int replay_one(struct replay *p, struct leap_core *core,
 		return 0;
 	case REC_EVENT:
 		id = (uint32_t)get(&p->rec, 4);
-		get_event(&p->rec, &ev);
+		get_event(&p->rec, &ev, p->version);
 		if (bad_length(p))
 			return -1;
 		pl = leap_core_event(core, id, &ev, &port);
@@ -868,6 +871,7 @@ static struct leap_core *replay_begin(struct replay *p, const struct replay_opts
 		return NULL;
 	if (o->no_sweeps)
 		cfg.sweeps = false;
+	cfg.outcome_events_only = o->events_only;
 	core = leap_core_new(&cfg);
 	if (!core) {
 		snprintf(p->err, p->errlen,

@@ -27,8 +27,9 @@
 #define RECORDING_MAGIC "LEAPREC"
 /* 2: the outcome judge's parameters and policy flag; 3: the policy's
  * lanes (1 and 2 still read, as one lane); 4: sweeps, and the port's region
- * answers */
-#define RECORDING_VERSION 4
+ * answers; 5: the events' counts of swap-cache
+ * hits not ours (leap_event.swap_cache_hits) */
+#define RECORDING_VERSION 5
 
 /* ---- writing (the agent's event thread) ------------------------------------------ */
 
@@ -66,6 +67,7 @@ struct replay_opts {
 	uint32_t lanes;
 	/* Decide without sweeps (sweep.h) whatever the recording's config. */
 	bool no_sweeps;
+	bool events_only; /* config outcome_events_only (core.h) */
 };
 
 /* What a replay found. */

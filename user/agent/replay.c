@@ -19,6 +19,7 @@ struct replay_args {
 	bool check;
 	uint32_t lanes;
 	bool no_sweeps;
+	bool events_only;
 };
 
 static const struct argp_option replay_opts[] = {
@@ -36,6 +37,11 @@ static const struct argp_option replay_opts[] = {
 	 "Decide without sweeps (each process's own streams only), where the live "
 	 "run followed shared regions' fronts; their recorded answers are skipped",
 	 0},
+	{"events-only", 'E', NULL, 0,
+	 "Judge the outcome by the target's swap events alone, leaving out the counts "
+	 "of Linux's readahead hits that the tracepoint path's events carry (as the "
+	 "agent did before recording version 5)",
+	 0},
 	{},
 };
 
@@ -52,6 +58,9 @@ static error_t parse_replay(int key, char *arg, struct argp_state *state)
 		return 0;
 	case 'S':
 		r->no_sweeps = true;
+		return 0;
+	case 'E':
+		r->events_only = true;
 		return 0;
 	case 'l': {
 		char *end;
@@ -100,6 +109,7 @@ int do_replay(int argc, char **argv)
 	o.plans = r.plans;
 	o.lanes = r.lanes;
 	o.no_sweeps = r.no_sweeps;
+	o.events_only = r.events_only;
 	if (recording_report(r.path, &o, &same, err, sizeof(err))) {
 		fflush(stdout);
 		fprintf(stderr, "leap-agent: replay %s: %s\n", r.path, err);

@@ -15,6 +15,9 @@ struct core_target {
 	/* stand-downs for no gain since the outcome last said gain: the
 	 * next probe waits twice as long each time */
 	uint32_t no_gain_streak;
+	/* The newest leap_event.swap_cache_hits seen (cache_hits_known: one was). */
+	uint32_t cache_hits_last;
+	bool cache_hits_known;
 };
 
 /* A thread whose stream the kernel's readahead serves: quiet until `until`. */
@@ -503,6 +506,40 @@ static bool sweep_step(struct leap_core *c, const struct core_target *t,
 	return true;
 }
 
+/*
+ * The swap accesses the target made, as of this swap event: its progress,
+ * which the outcome judge compares held and not.  The event is one.  On
+ * the tracepoint path a swap-cache hit on a page not ours (one Linux's
+ * readahead read) sends no event, so with windows on the target's
+ * accesses would count its misses and our hits, and held its misses
+ * alone: a ratio that flatters the windows wherever the kernel's
+ * readahead serves a stream (Node.js's collector: docs/agent.md, "Judged
+ * by the outcome").  There each event carries the target's count of those
+ * hits (leap_event.swap_cache_hits), whose advance since its last event
+ * is added, so that every swap access counts once, as on the fentry path,
+ * where they are events.  Without a count (the fentry path,
+ * recordings before version 5, config outcome_events_only): one.
+ */
+static uint32_t consumed(const struct leap_core *c, struct core_target *t,
+			 const struct leap_event *ev)
+{
+	int32_t advance;
+
+	if (c->cfg.outcome_events_only || !ev->swap_cache_hits)
+		return 1;
+	if (!t->cache_hits_known) {
+		t->cache_hits_known = true;
+		t->cache_hits_last = ev->swap_cache_hits;
+		return 1;
+	}
+	/* Another CPU's event may carry an older count: nothing to add. */
+	advance = (int32_t)(ev->swap_cache_hits - t->cache_hits_last);
+	if (advance <= 0)
+		return 1;
+	t->cache_hits_last = ev->swap_cache_hits;
+	return 1 + (uint32_t)advance;
+}
+
 /* Which gate, if any, stops the window the stream's step decided. */
 static enum leap_gate gate_of(const struct leap_core *c, const struct core_target *t,
 			      const struct leap_plan *step)
@@ -555,10 +592,12 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 	 * entry beside a written one) is not one: kernel-ra.t counts the
 	 * device reads as the misses less these. */
 	c->cnt.zero_misses += !hit && zero_filled_only(ev);
-	/* Every swap access is a page the target consumed: its progress. */
 	plan->verdict = outcome_advance(c, t, ev->ts_ns);
-	if (outcome_judged(t))
-		leap_outcome_page(&t->out);
+	if (outcome_judged(t)) {
+		leap_outcome_pages(&t->out, consumed(c, t, ev));
+		if (hit)
+			leap_outcome_lead_hit(&t->out, &c->cfg.outcome, ev->ts_ns);
+	}
 	if (plan->verdict == LEAP_VERDICT_SAME)
 		plan->verdict = cost_sample(c, t, ev, hit);
 

@@ -190,9 +190,23 @@ bool leap_outcome_advance(struct leap_outcome *o, const struct leap_outcome_para
 	return no_gain;
 }
 
-void leap_outcome_page(struct leap_outcome *o)
+void leap_outcome_pages(struct leap_outcome *o, uint32_t n)
 {
-	o->pages++;
+	o->pages += n;
+}
+
+void leap_outcome_lead_hit(struct leap_outcome *o, const struct leap_outcome_params *p,
+			   uint64_t now_ns)
+{
+	uint64_t until = now_ns + p->settle_ns,
+		 latest = o->seg_start_ns + LEAP_OUTCOME_LEAD_MAX_NS;
+
+	if (o->seg != LEAP_OUTCOME_HELD_SETTLE)
+		return;
+	if (until > latest)
+		until = latest;
+	if (until > o->seg_end_ns)
+		o->seg_end_ns = until;
 }
 
 void leap_outcome_window(struct leap_outcome *o, uint32_t n)
