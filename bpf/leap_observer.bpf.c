@@ -821,7 +821,6 @@ int BPF_PROG(leap_memcg_ev, struct mem_cgroup *memcg, int item, unsigned long va
 	/* PGFAULT: mm_account_fault() at the end of the completed fault. */
 	done = *p;
 	pending_close(p, tid);
-
 	/* faults were counted at entry on this path */
 	complete_fault(&done, id >> 32, tid, false);
 	return 0;

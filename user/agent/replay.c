@@ -39,8 +39,8 @@ static const struct argp_option replay_opts[] = {
 	 0},
 	{"events-only", 'E', NULL, 0,
 	 "Judge the outcome by the target's swap events alone, leaving out the counts "
-	 "of Linux's readahead hits that the tracepoint path's events carry (as the "
-	 "agent did before recording version 5)",
+	 "of swap-cache hits not the agent's that the tracepoint path's events carry "
+	 "(as the agent judged before recording version 5)",
 	 0},
 	{},
 };
