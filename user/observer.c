@@ -47,7 +47,8 @@ enum { PIN_OWNER, PIN_STATS, PIN_CGROUPS, PIN_PIDS, PIN_LEAVES, PIN_COUNT };
 static const char *const pin_names[PIN_COUNT] = {"owner", "stats", "cgroups", "pids",
 						 "leaves"};
 
-/* Tracepoint path: leap_memcg_ev, leap_rss_stat, leap_pf_user, leap_pf_kernel. */
+/* Tracepoint path: leap_memcg_ev, leap_rss_stat (count_swap_cache_hits
+ * only), leap_pf_user, leap_pf_kernel. */
 #define FAULT_HOOKS 4
 
 struct leap_observer {
@@ -191,7 +192,6 @@ static void set_autoload(struct leap_observer_bpf *skel, enum leap_hook hook,
 	bpf_program__set_autoload(skel->progs.leap_pf_user, !fentry);
 	bpf_program__set_autoload(skel->progs.leap_pf_kernel, !fentry);
 	bpf_program__set_autoload(skel->progs.leap_memcg_ev, !fentry);
-	bpf_program__set_autoload(skel->progs.leap_rss_stat, !fentry);
 	bpf_program__set_autoload(skel->progs.leap_swap_entry, fentry);
 	bpf_program__set_autoload(skel->progs.leap_swap_exit, fentry);
 	/* Shared memory's faults (the tracepoints see every fault). */
@@ -589,6 +589,9 @@ static int open_and_load(struct leap_observer *obs, const struct leap_observer_o
 	if (obs->hook == LEAP_HOOK_TRACEPOINT)
 		bpf_map__set_max_entries(obs->skel->maps.leap_pending, 1);
 	bpf_program__set_autoload(obs->skel->progs.leap_record, record);
+	bpf_program__set_autoload(obs->skel->progs.leap_rss_stat,
+				  obs->hook == LEAP_HOOK_TRACEPOINT &&
+					  opts->count_swap_cache_hits);
 	/* Arming: leap_arm_bio asks for the fault hooks, which are attached
 	 * on demand (leap_observer_set_armed()), not with the rest. */
 	bpf_program__set_autoload(obs->skel->progs.leap_arm_bio, obs->arming);
@@ -853,7 +856,7 @@ int leap_observer_set_armed(struct leap_observer *obs, bool on)
 		return 0;
 	}
 	for (int i = 0; i < FAULT_HOOKS && !err; i++) {
-		if (obs->fault_links[i])
+		if (obs->fault_links[i] || !bpf_program__autoload(fault_prog(obs, i)))
 			continue;
 		obs->fault_links[i] = bpf_program__attach(fault_prog(obs, i));
 		if (!obs->fault_links[i]) {

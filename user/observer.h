@@ -87,6 +87,13 @@ struct leap_observer_opts {
 	 */
 	bool wake_when_busy;
 	/*
+	 * Tracepoint path: load leap_rss_stat, which marks a fault that takes
+	 * a swap entry out of its page table, so that swap-cache hits not ours
+	 * are counted (leap_cg_stats.swap_cache_hits) and carried in every
+	 * event.  One more hook on every fault while the hooks are on.
+	 */
+	bool count_swap_cache_hits;
+	/*
 	 * Backend mode: the block device the watched tasks swap to, as a
 	 * kernel dev_t (leap_observer_kdev()); reads of it during a fault set
 	 * LEAP_EV_DEV_READ and the swap offset on every hook path.  0 = off.

@@ -79,11 +79,12 @@ struct leap_core_config {
 	 * where the data is (sweep.h), their readers' windows replaced by
 	 * the region's. */
 	bool sweeps;
-	/* The outcome judge counts a target's swap events alone, leaving out
-	 * the counts of Linux's readahead hits the tracepoint path's events
-	 * carry (leap_event.swap_cache_hits), as before they were counted:
-	 * `leap-agent replay --events-only`.  Not recorded. */
-	bool outcome_events_only;
+	/* The outcome judge adds the counts of swap-cache hits not ours that
+	 * the tracepoint path's events carry (leap_event.swap_cache_hits),
+	 * and a held epoch's settle waits out our windows' lead (outcome.h,
+	 * leap_outcome_lead_hit()): `leap-agent run|attach --swap-cache-hits`.
+	 * Recorded (version 5); `replay --events-only` turns it off. */
+	bool outcome_swap_cache;
 	struct leap_cost_params cost;
 	struct leap_outcome_params outcome;
 };

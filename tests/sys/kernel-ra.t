@@ -21,10 +21,11 @@
 #    kernel's, a stride does, and hits;
 #  - Perl (tools/real/perlscan.pl), whose fill reads zero-filled entries,
 #    gets (almost) no window past the kernel's readahead.
-#  - Tracepoint path: the swap-cache hits on pages not ours, which send no
-#    event there (swap_cache_hits, leap_rss_stat), are counted: observing
-#    the sequential scan, at least as many as the kernel's own count of
-#    its readahead hits (swap_ra_hit), and no more than the faults.
+#  - Tracepoint path, --swap-cache-hits: the swap-cache hits on pages not
+#    ours, which send no event there (swap_cache_hits, leap_rss_stat), are
+#    counted: observing the sequential scan, at least as many as the
+#    kernel's own count of its readahead hits (swap_ra_hit), and no more
+#    than the faults; without the option, none (the hook not loaded).
 # What the agent decides for a fill (held for the kernel's readahead, the
 # pages behind it made cold, zero-filled misses told apart) is checked on
 # recorded runs of these same programs, deterministically
@@ -156,13 +157,15 @@ is "$(val seq-warm cold_behind_pages)" 0 "seq, --cold-behind 0: no page made col
 # the scan's, and a swap-cache hit; ours also counts hits on pages that
 # had not left the swap cache since their swap-out.
 if [ "$(val seq hook)" = tracepoint ]; then
-	run seq-observe keep seq --policy observe --fault-hooks always
+	is "$(val seq swap_cache_hits)" 0 "seq: no swap-cache hit counted without --swap-cache-hits"
+	run seq-observe keep seq --policy observe --fault-hooks always --swap-cache-hits
 	ra=$(sed -n 's/.*swap_ra_hit=\([0-9]*\).*/\1/p' "$tmp/seq-observe.vm")
 	cmp_ok "$(val seq-observe swap_cache_hits)" '>=' "$((ra * 9 / 10))" \
 		"seq, observing: swap-cache hits counted ($(val seq-observe swap_cache_hits)), at least 90% of the kernel's readahead hits ($ra)"
 	cmp_ok "$(val seq-observe swap_cache_hits)" '<=' "$(val seq-observe faults)" \
 		"... and no more than the faults ($(val seq-observe faults))"
 else
+	skip "seq: no swap-cache hit counted without --swap-cache-hits" "the fentry path sends them as events"
 	skip "seq, observing: swap-cache hits counted" "the fentry path sends them as events"
 	skip "... and no more than the faults" "the fentry path sends them as events"
 fi

@@ -34,13 +34,13 @@ static bool fake_shmem(void *ctx, uint32_t tgid, uint64_t page)
 
 static const struct leap_core_facts port = {.mapped = fake_mapped, .shmem = fake_shmem};
 
-/* events_only: config outcome_events_only (replay --events-only). */
-static struct leap_core *core_new_judging(bool events_only)
+/* swap_cache: config outcome_swap_cache (--swap-cache-hits). */
+static struct leap_core *core_new_judging(bool swap_cache)
 {
 	struct leap_core_config cfg = {.streams = 8,
 				       .cold_chunk = 16,
 				       .kra_trust = 3,
-				       .outcome_events_only = events_only};
+				       .outcome_swap_cache = swap_cache};
 	struct leap_core_env env = {.swap = {.sync_pct = 0},
 				    .ra_pages = 8,
 				    .can_prefetch = true,
@@ -317,7 +317,7 @@ static void test_outcome_judged(void **state)
  * (their count rides on the next event: leap_event.swap_cache_hits); with
  * windows on, every access is an event (a miss or our hit).  The
  * program's pace is the same either way: an access every 200 us.  Counted
- * by events alone (no count, or config outcome_events_only), a held epoch
+ * by events alone (no count, or config outcome_swap_cache off), a held epoch
  * looks 2x slower and the windows "gain"; with the counts it runs as fast
  * held, and the target stands down for no gain.
  */
@@ -354,7 +354,7 @@ static void test_outcome_counts_swap_cache_hits(void **state)
 {
 	/* the first on epoch, then five comparisons of ~1.06 s: ~9.4 s */
 	const uint64_t until = 11ULL * 1000000000;
-	struct leap_core *c = core_new();
+	struct leap_core *c = core_new_judging(true);
 	uint32_t t = add_target(c, LEAP_CORE_LEAP, true);
 	struct leap_core_policy p = *leap_core_target_policy(c, t);
 	const struct leap_outcome_params *op = &leap_core_config(c)->outcome;
@@ -363,7 +363,7 @@ static void test_outcome_counts_swap_cache_hits(void **state)
 
 	p.judge_outcome = true;
 	leap_core_target_set(c, t, &p);
-	/* With the counts: as fast held, no gain. */
+	/* outcome_swap_cache, with the counts: as fast held, no gain. */
 	assert_int_equal(feed_ra_served(c, t, true, until), LEAP_VERDICT_STAND_DOWN);
 	o = leap_core_target_outcome(c, t);
 	assert_true(o->median_pct >= op->no_gain_pct);
@@ -371,9 +371,9 @@ static void test_outcome_counts_swap_cache_hits(void **state)
 	assert_int_equal(leap_core_counters(c)->outcome_stand_downs, 1);
 	leap_core_free(c);
 
-	/* Without them (the fentry path's events, older recordings): by
+	/* Without counts (the fentry path's events, older recordings): by
 	 * events, a "gain" that is not one. */
-	c = core_new();
+	c = core_new_judging(true);
 	t = add_target(c, LEAP_CORE_LEAP, true);
 	leap_core_target_set(c, t, &p);
 	assert_int_equal(feed_ra_served(c, t, false, until), LEAP_VERDICT_SAME);
@@ -382,8 +382,9 @@ static void test_outcome_counts_swap_cache_hits(void **state)
 	assert_true(o->median_pct <= 60);
 	leap_core_free(c);
 
-	/* The same with the counts left out (replay --events-only). */
-	c = core_new_judging(true);
+	/* The same with the counts there and the option off (the default;
+	 * replay --events-only). */
+	c = core_new();
 	t = add_target(c, LEAP_CORE_LEAP, true);
 	leap_core_target_set(c, t, &p);
 	assert_int_equal(feed_ra_served(c, t, true, until), LEAP_VERDICT_SAME);

@@ -135,6 +135,7 @@ struct agent {
 	struct agent_config config;
 	bool verbose;
 	bool bpf_stats;	       /* --bpf-stats: BPF run time is measured */
+	bool swap_cache_hits;  /* --swap-cache-hits (core config outcome_swap_cache) */
 	uint64_t host_faults0; /* /proc/vmstat pgfault when it started */
 	/* --kernel-readahead defer: no window on any stream the kernel's
 	 * readahead serves, read streams included */

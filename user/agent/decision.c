@@ -33,6 +33,7 @@ int decision_init(struct agent *a, const char *record_path)
 		.cold_chunk = AGENT_COLD_CHUNK,
 		.kra_trust = AGENT_KRA_TRUST,
 		.sweeps = a->config.sweeps,
+		.outcome_swap_cache = a->swap_cache_hits,
 	};
 	char err[512];
 

@@ -21,6 +21,7 @@ enum {
 	OPT_PREFETCH_CPU,
 	OPT_OUTCOME,
 	OPT_WAKEUPS,
+	OPT_SWAP_CACHE_HITS,
 };
 
 /*
@@ -91,6 +92,11 @@ static const struct argp_option common_opts[] = {
 	 "Every target: now and then hold its windows for a short epoch and stand "
 	 "down where it runs as fast without them (judge), or not (off); the "
 	 "config's outcome key otherwise",
+	 0},
+	{"swap-cache-hits", OPT_SWAP_CACHE_HITS, NULL, 0,
+	 "Tracepoint path: count the swap-cache hits on pages the agent did not "
+	 "prefetch (one more hook on every fault while the hooks are on) and let the "
+	 "outcome judge count them, and wait out the windows' lead before a held epoch",
 	 0},
 	{"bpf-stats", OPT_BPF_STATS, NULL, 0,
 	 "Measure BPF run time per event (bpf_enable_stats)", 0},
@@ -165,6 +171,9 @@ static error_t parse_common(int key, char *arg, struct argp_state *state)
 		break;
 	case OPT_BPF_STATS:
 		o->bpf_stats = true;
+		break;
+	case OPT_SWAP_CACHE_HITS:
+		o->swap_cache_hits = true;
 		break;
 	case OPT_WORKERS:
 		v = strtoul(arg, &end, 10);

@@ -30,6 +30,7 @@ struct agent_opts {
 	bool verbose;
 	bool fault_hooks_always; /* --fault-hooks always: no arming */
 	bool wakeups_always;	 /* --wakeups always: even while the agent is awake */
+	bool swap_cache_hits;	 /* --swap-cache-hits: counted, and judged with */
 	int workers;		 /* --workers; -1: from the config */
 	bool prefetch_cpu_any;	 /* --prefetch-cpu any: windows issued anywhere */
 	const char *record_path; /* --record: the decision core's inputs */

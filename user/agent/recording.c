@@ -87,7 +87,8 @@ static void put_config(struct rec_buf *w, const struct leap_core_config *c)
 	put(w, c->outcome.judged, 4);
 	put(w, c->outcome.gain_pct, 4);
 	put(w, c->outcome.no_gain_pct, 4);
-	put(w, c->sweeps, 1); /* version 4 */
+	put(w, c->sweeps, 1);		  /* version 4 */
+	put(w, c->outcome_swap_cache, 1); /* version 5 */
 }
 
 /* Version 1 had no outcome judge: its defaults, never used (no policy of
@@ -125,6 +126,7 @@ static void get_config(struct rec_buf *r, struct leap_core_config *c, uint32_t v
 	c->outcome.no_gain_pct = (uint32_t)get(r, 4);
 	/* Before version 4 no region was asked of the port: no sweeps. */
 	c->sweeps = version >= 4 ? get(r, 1) : false;
+	c->outcome_swap_cache = version >= 5 ? get(r, 1) : false;
 }
 
 static void put_policy(struct rec_buf *w, const struct leap_core_policy *p)
@@ -871,7 +873,8 @@ static struct leap_core *replay_begin(struct replay *p, const struct replay_opts
 		return NULL;
 	if (o->no_sweeps)
 		cfg.sweeps = false;
-	cfg.outcome_events_only = o->events_only;
+	if (o->events_only)
+		cfg.outcome_swap_cache = false;
 	core = leap_core_new(&cfg);
 	if (!core) {
 		snprintf(p->err, p->errlen,

@@ -28,7 +28,7 @@
 /* 2: the outcome judge's parameters and policy flag; 3: the policy's
  * lanes (1 and 2 still read, as one lane); 4: sweeps, and the port's region
  * answers; 5: the events' counts of swap-cache
- * hits not ours (leap_event.swap_cache_hits) */
+ * hits not ours (leap_event.swap_cache_hits) and config outcome_swap_cache */
 #define RECORDING_VERSION 5
 
 /* ---- writing (the agent's event thread) ------------------------------------------ */
@@ -67,7 +67,7 @@ struct replay_opts {
 	uint32_t lanes;
 	/* Decide without sweeps (sweep.h) whatever the recording's config. */
 	bool no_sweeps;
-	bool events_only; /* config outcome_events_only (core.h) */
+	bool events_only; /* config outcome_swap_cache off (core.h) */
 };
 
 /* What a replay found. */

@@ -145,6 +145,7 @@ static int start_observer(struct agent *a, const struct agent_opts *o)
 		.wake_delta_max = wake_delta_max(&a->config),
 		.arm_on_swap = !o->fault_hooks_always,
 		.wake_when_busy = o->wakeups_always,
+		.count_swap_cache_hits = o->swap_cache_hits,
 		.log = log_cb,
 		.log_ctx = o->verbose ? (void *)1 : NULL,
 		.on_event = agent_on_event,
@@ -164,6 +165,7 @@ static int start_observer(struct agent *a, const struct agent_opts *o)
 				       : "");
 		return rc;
 	}
+	a->swap_cache_hits = o->swap_cache_hits; /* the core's config */
 	rc = agent_attach_observer(a, a->obs, o->record_path);
 	if (rc)
 		return rc;

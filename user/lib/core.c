@@ -517,15 +517,16 @@ static bool sweep_step(struct leap_core *c, const struct core_target *t,
  * by the outcome").  There each event carries the target's count of those
  * hits (leap_event.swap_cache_hits), whose advance since its last event
  * is added, so that every swap access counts once, as on the fentry path,
- * where they are events.  Without a count (the fentry path,
- * recordings before version 5, config outcome_events_only): one.
+ * where they are events (config outcome_swap_cache: the agent's
+ * --swap-cache-hits, which loads the hook that counts them).  Without a
+ * count (the fentry path, the option off, older recordings): one.
  */
 static uint32_t consumed(const struct leap_core *c, struct core_target *t,
 			 const struct leap_event *ev)
 {
 	int32_t advance;
 
-	if (c->cfg.outcome_events_only || !ev->swap_cache_hits)
+	if (!c->cfg.outcome_swap_cache || !ev->swap_cache_hits)
 		return 1;
 	if (!t->cache_hits_known) {
 		t->cache_hits_known = true;
@@ -595,7 +596,7 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 	plan->verdict = outcome_advance(c, t, ev->ts_ns);
 	if (outcome_judged(t)) {
 		leap_outcome_pages(&t->out, consumed(c, t, ev));
-		if (hit)
+		if (hit && c->cfg.outcome_swap_cache)
 			leap_outcome_lead_hit(&t->out, &c->cfg.outcome, ev->ts_ns);
 	}
 	if (plan->verdict == LEAP_VERDICT_SAME)
