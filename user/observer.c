@@ -192,6 +192,9 @@ static void set_autoload(struct leap_observer_bpf *skel, enum leap_hook hook,
 	bpf_program__set_autoload(skel->progs.leap_pf_user, !fentry);
 	bpf_program__set_autoload(skel->progs.leap_pf_kernel, !fentry);
 	bpf_program__set_autoload(skel->progs.leap_memcg_ev, !fentry);
+	/* On with count_swap_cache_hits only (open_and_load()); never in the
+	 * fentry probe, whose kernels may not take it. */
+	bpf_program__set_autoload(skel->progs.leap_rss_stat, false);
 	bpf_program__set_autoload(skel->progs.leap_swap_entry, fentry);
 	bpf_program__set_autoload(skel->progs.leap_swap_exit, fentry);
 	/* Shared memory's faults (the tracepoints see every fault). */
