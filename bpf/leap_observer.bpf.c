@@ -609,12 +609,9 @@ static __always_inline void complete_fault(const struct leap_pending *p, __u32 t
 	}
 	/* A swap-cache hit on a page not ours (tracepoint path, leap_rss_stat):
 	 * counted, not sent.  One on a page of our windows is our hit. */
-	if ((flags & (LEAP_EV_SWAP_ENTRY_FREED | LEAP_EV_MAJOR | LEAP_EV_PREFETCHED)) ==
-	    LEAP_EV_SWAP_ENTRY_FREED) {
-		flags |= LEAP_EV_SWAP_CACHE_HIT;
-		if (st)
-			__sync_fetch_and_add(&st->swap_cache_hits, 1);
-	}
+	if (st && (flags & (LEAP_EV_SWAP_ENTRY_FREED | LEAP_EV_MAJOR |
+			    LEAP_EV_PREFETCHED)) == LEAP_EV_SWAP_ENTRY_FREED)
+		__sync_fetch_and_add(&st->swap_cache_hits, 1);
 	if (leap_swap_events_only &&
 	    !(flags & (LEAP_EV_MAJOR | LEAP_EV_SWAP | LEAP_EV_PREFETCHED)))
 		return;

@@ -61,13 +61,6 @@
  * access, a miss or a hit.
  */
 #define LEAP_EV_SWAP_ENTRY_FREED (1u << 12)
-/*
- * Tracepoint path: such a fault that was neither a miss nor on a page the
- * agent prefetched: a swap-cache hit on a page Linux's readahead read (or
- * one that never left the swap cache).  Counted in
- * leap_cg_stats.swap_cache_hits; not sent with swap_events_only.
- */
-#define LEAP_EV_SWAP_CACHE_HIT (1u << 13)
 
 /* One user page fault of a watched task, sent through the ring buffer. */
 struct leap_event {
@@ -150,9 +143,10 @@ struct leap_cg_stats {
 	 */
 	__u64 swapin_unarmed;
 	/*
-	 * Tracepoint path: swap-cache hits on pages the agent did not
-	 * prefetch (LEAP_EV_SWAP_CACHE_HIT), which send no event.  The fentry
-	 * path sends them as events (LEAP_EV_SWAP) and leaves this 0.
+	 * Tracepoint path with leap_rss_stat loaded: swap-cache hits on pages
+	 * the agent did not prefetch (LEAP_EV_SWAP_ENTRY_FREED, neither a miss
+	 * nor ours), which send no event.  The fentry path sends them as
+	 * events (LEAP_EV_SWAP) and leaves this 0.
 	 */
 	__u64 swap_cache_hits;
 };

@@ -10,12 +10,14 @@
  * only) and the rate at which it consumes swapped pages (page-ins, hits,
  * swap-cache hits: every swap access it makes) in the held epoch is
  * compared with the rate just before and just after it, windows on.  On
- * the tracepoint path a swap-cache hit not ours sends no event; the
- * events carry the target's count of them (leap_event.swap_cache_hits)
- * and the caller adds its advance (core.c, consumed()).  Before that count
- * (2026-11-30), a stream the kernel's readahead serves counted its misses
- * held and its misses plus our hits with windows: the ratio flattered the
- * windows (Node.js's collector, docs/bench-real.md):
+ * the tracepoint path a swap-cache hit not ours sends no event, so a
+ * stream the kernel's readahead serves counts its misses held and its
+ * misses plus our hits with windows: the ratio flatters the windows
+ * (Node.js's collector, docs/bench-real.md).  With the agent's
+ * --swap-cache-hits (core config outcome_swap_cache) the events carry the
+ * target's count of those hits (leap_event.swap_cache_hits) and the
+ * caller adds its advance (core.c, consumed()); off by default
+ * (docs/agent.md, "Judged by the outcome", says why):
  *
  *   on:   settle | head | body | tail       held: settle | held
  *                  ^^^^          ^^^^                      ^^^^

@@ -44,8 +44,8 @@ const struct agent_counter agent_counters[] = {
 	     "(tracepoint path): page-ins the agent did not see."),
 	SLOT("swap_cache_hits", swap_cache_hits, "leap_swap_cache_hits_total",
 	     "Swap-cache hits on pages the agent did not prefetch (Linux's readahead "
-	     "read them, or they had not left the swap cache; tracepoint path: the "
-	     "fentry path sends them to the agent as events)."),
+	     "read them, or they had not left the swap cache; tracepoint path with "
+	     "--swap-cache-hits: the fentry path sends them to the agent as events)."),
 	SLOT("events_sent", events_sent, "leap_events_sent_total",
 	     "Fault events BPF sent to the agent."),
 	SLOT("events_dropped", events_dropped, "leap_events_dropped_total",
