@@ -530,7 +530,7 @@ done
 [ -n "$PIN" ] && echo "# every program runs on CPU $PIN alone, in every row (the agent is not pinned)"
 
 CSV=$OUTDIR/real-$(date +%Y%m%d-%H%M%S).csv
-echo "program,pct,limit_mib,row,rep,status,wall_s,phases,swapin_misses,prefetched,hits,wasted,accuracy,coverage,agent_user_us_per_event,agent_sys_us_per_event,agent_own_us_per_event,bpf_ns_per_fault,reaction_p50_us,reaction_p99_us,user_s,disk_reads,disk_read_kib_avg,disk_read_us_avg,disk_writes,disk_write_kib_avg" >"$CSV"
+echo "program,pct,limit_mib,row,rep,status,wall_s,phases,swapin_misses,prefetched,hits,wasted,accuracy,coverage,agent_user_us_per_event,agent_sys_us_per_event,agent_own_us_per_event,bpf_ns_per_fault,reaction_p50_us,reaction_p99_us,user_s,disk_reads,disk_read_kib_avg,disk_read_us_avg,disk_writes,disk_write_kib_avg,swap_cache_hits" >"$CSV"
 
 # One run: program $1 at limit $2 MiB, row $3, repetition $4; appends a CSV line.
 run_one()
@@ -633,7 +633,10 @@ print(",".join(str(x) for x in [
     f"{g('accuracy'):.4f}", f"{g('coverage'):.4f}", f"{user:.3f}",
     f"{max(cpu - user, 0):.3f}", f"{g('agent_own_cpu_us_per_event'):.3f}",
     f"{g('bpf_ns_per_fault'):.0f}",
-    g("reaction_p50_us"), g("reaction_p99_us"), user_s] + disk))
+    g("reaction_p50_us"), g("reaction_p99_us"), user_s] + disk
+    # Linux's swap-cache hits (--agent-arg --swap-cache-hits): empty
+    # where the agent did not count them.
+    + [g("swap_cache_hits") if a.get("swap_cache_hits_counted") else ""]))
 EOF
 	[ "$status" = wrong ] && return 3
 	return 0

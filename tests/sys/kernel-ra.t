@@ -158,7 +158,9 @@ is "$(val seq-warm cold_behind_pages)" 0 "seq, --cold-behind 0: no page made col
 # had not left the swap cache since their swap-out.
 if [ "$(val seq hook)" = tracepoint ]; then
 	is "$(val seq swap_cache_hits)" 0 "seq: no swap-cache hit counted without --swap-cache-hits"
+	is "$(val seq swap_cache_hits_counted)" false "... and the JSON says they were not counted"
 	run seq-observe keep seq --policy observe --fault-hooks always --swap-cache-hits
+	is "$(val seq-observe swap_cache_hits_counted)" true "seq, observing with --swap-cache-hits: the JSON says they were counted"
 	ra=$(sed -n 's/.*swap_ra_hit=\([0-9]*\).*/\1/p' "$tmp/seq-observe.vm")
 	cmp_ok "$(val seq-observe swap_cache_hits)" '>=' "$((ra * 9 / 10))" \
 		"seq, observing: swap-cache hits counted ($(val seq-observe swap_cache_hits)), at least 90% of the kernel's readahead hits ($ra)"
@@ -166,6 +168,8 @@ if [ "$(val seq hook)" = tracepoint ]; then
 		"... and no more than the faults ($(val seq-observe faults))"
 else
 	skip "seq: no swap-cache hit counted without --swap-cache-hits" "the fentry path sends them as events"
+	is "$(val seq swap_cache_hits_counted)" false "fentry path: the JSON says no swap-cache hit was counted"
+	skip "seq, observing with --swap-cache-hits: the JSON says they were counted" "the fentry path sends them as events"
 	skip "seq, observing: swap-cache hits counted" "the fentry path sends them as events"
 	skip "... and no more than the faults" "the fentry path sends them as events"
 fi

@@ -39,6 +39,9 @@ METRICS = [
     ("swapin_misses", "misses", "{:.0f}"),
     ("prefetched", "prefetched", "{:.0f}"),
     ("wasted", "wasted", "{:.0f}"),
+    # faults on swap-cache pages not ours (Linux's readahead, or pages
+    # never freed from the swap cache): only with --swap-cache-hits
+    ("swap_cache_hits", "swap-cache hits", "{:.0f}"),
     ("agent_user_us_per_event", "agent usr us/ev", "{:.2f}"),
     ("agent_sys_us_per_event", "agent sys us/ev", "{:.2f}"),
     # the agent's CPU apart from process_madvise (the kernel's work for
