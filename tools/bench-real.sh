@@ -30,6 +30,8 @@
 #                in turns: two ascending streams, as a server's index scan)
 #   sqlite-service ... look-ups for 12 s (a service's steady queries: long
 #                enough for the outcome judge, docs/agent.md)
+#   sqlite-stride ... every key looked up, every 16th in turn, three times (a
+#                strided walk over the table's pages)
 #   numpy        numpy: row-major matrix, column sums, strided slice, transpose
 #   np-dot       numpy: two arrays filled, then a . b twice (BLAS reads both
 #                in lock-step: two streams interleaved in one thread)
@@ -159,7 +161,7 @@ usage()
 Usage: tools/bench-real.sh [OPTION...]          (root)
   --programs "P..."   among: $PROGRAMS py-seq py-fill py-shm-stride py-shm-seq py-shm-par
                       java-gc node-gc sqlite-rev sqlite-point sqlite-index
-                      sqlite-service np-dot pagerank pg-seqscan pg-index pg-point
+                      sqlite-service sqlite-stride np-dot pagerank pg-seqscan pg-index pg-point
                       kv-snapshot kv-get kv-scan
                       (default: the first seven)
   --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
@@ -318,7 +320,7 @@ py_mods=()
 for p in $PROGRAMS; do
 	case $p in
 	numpy | np-dot | pagerank) py_mods+=(numpy) ;;
-	sqlite | sqlite-rev | sqlite-point | sqlite-index | sqlite-service) py_mods+=(sqlite3) ;;
+	sqlite | sqlite-rev | sqlite-point | sqlite-index | sqlite-service | sqlite-stride) py_mods+=(sqlite3) ;;
 	esac
 done
 [ -x "$PY" ] && "$PY" -c "import sys${py_mods[*]/#/, }" 2>/dev/null || {
@@ -353,6 +355,7 @@ program_cmd()
 	sqlite-point) printf '%s\n' "$PY" "$here/real/sqlite4k.py" "$MIB" point ;;
 	sqlite-index) printf '%s\n' "$PY" "$here/real/sqlite4k.py" "$MIB" index ;;
 	sqlite-service) printf '%s\n' "$PY" "$here/real/sqlite4k.py" "$MIB" point 1 12 ;;
+	sqlite-stride) printf '%s\n' "$PY" "$here/real/sqlite4k.py" "$MIB" stride 3 ;;
 	numpy) printf '%s\n' "$PY" "$here/real/npscan.py" "$MIB" ;;
 	np-dot) printf '%s\n' "$PY" "$here/real/npdot.py" "$MIB" ;;
 	# The edge list is MIB MiB; the ranks and degrees ~1/3 of it more.

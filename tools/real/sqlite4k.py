@@ -15,7 +15,9 @@ of an index on the first KEY_BYTES of each row, built by the load when the
 phase is asked for: SQLite walks the index's leaves, four entries a page,
 and fetches each row from the table by its rowid, so the page-ins are two
 ascending streams in turns, the index's and the table's, as in a
-database server's index-order scan).  Each phase runs ROUNDS times over
+database server's index-order scan), stride (every key looked up by
+primary key, every STRIDE-th in turn: a strided walk over the table's
+pages, which Linux's readahead does not follow).  Each phase runs ROUNDS times over
 (default 1), and again until it has run SECONDS (default 0): a service's
 steady stream of queries.  Every row read is checked against what the
 load wrote; exits 3 on a mismatch.  Prints one JSON line with the phase
@@ -30,6 +32,7 @@ import time
 
 ROW_BYTES = 3900  # payload per row: with SQLite's overhead, one 4 KiB page
 KEY_BYTES = 900  # index key: four entries to an index page
+STRIDE = 16  # the stride phase's step, in rows (pages)
 
 
 def user_cpu_s():
@@ -69,6 +72,18 @@ def index_scan(db, n):
     return bad + (expect != n)
 
 
+def stride_lookups(db, n, k=STRIDE):
+    """Every key looked up once, every k-th key in turn (0, k, 2k, ...,
+    then 1, k+1, ...): a strided walk over the table's pages; the
+    mismatches."""
+    bad = 0
+    for i in (j for s in range(k) for j in range(s, n, k)):
+        row = db.execute("SELECT v FROM t WHERE id = ?", (i,)).fetchone()
+        if row is None or row[0] != payload(i):
+            bad += 1
+    return bad
+
+
 def point_lookups(db, n, rng):
     """A random tenth of the keys looked up; the mismatches."""
     bad = 0
@@ -86,7 +101,7 @@ def main():
     seconds = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
     phases = ["reverse", "point"] if what == "both" else what.split(",")
     for ph in phases:
-        if ph not in ("reverse", "point", "index"):
+        if ph not in ("reverse", "point", "index", "stride"):
             raise SystemExit(f"sqlite4k: unknown phase {ph}")
     n = (mib << 20) // 4096
     t = {}
@@ -111,6 +126,8 @@ def main():
                 bad += reverse_scan(db, n)
             elif ph == "index":
                 bad += index_scan(db, n)
+            elif ph == "stride":
+                bad += stride_lookups(db, n)
             else:
                 bad += point_lookups(db, n, rng)
             r += 1
