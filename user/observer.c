@@ -943,6 +943,12 @@ enum leap_hook leap_observer_hook(const struct leap_observer *obs)
 	return obs->hook;
 }
 
+bool leap_observer_counts_swap_cache_hits(const struct leap_observer *obs)
+{
+	/* Loaded where open_and_load() decided they are counted. */
+	return bpf_program__autoload(obs->skel->progs.leap_rss_stat);
+}
+
 /* ---- targets ------------------------------------------------------------------- */
 
 static int check_target(const struct leap_target *t)

@@ -151,6 +151,9 @@ __u32 leap_observer_kdev(unsigned long long rdev);
 /* "fentry" or "tracepoint". */
 const char *leap_observer_hook_name(const struct leap_observer *obs);
 enum leap_hook leap_observer_hook(const struct leap_observer *obs);
+/* Whether swap-cache hits not ours are counted (leap_cg_stats.
+ * swap_cache_hits): asked for, on the tracepoint path; else they stay 0. */
+bool leap_observer_counts_swap_cache_hits(const struct leap_observer *obs);
 
 /*
  * Targets.  t->stats_slot must be < LEAP_STATS_SLOTS.  A cgroup target

@@ -121,10 +121,9 @@ json_object *summary_build(struct agent *a, double wall_s, struct cpu_time cpu)
 			       json_object_new_string(agent_prefetch_via(a)));
 	/* Whether swap_cache_hits above was counted (--swap-cache-hits, on
 	 * the tracepoint path): its 0 otherwise means not counted, not none. */
-	json_object_object_add(o, "swap_cache_hits_counted",
-			       json_object_new_boolean(a->swap_cache_hits &&
-						       leap_observer_hook(a->obs) ==
-							       LEAP_HOOK_TRACEPOINT));
+	json_object_object_add(
+		o, "swap_cache_hits_counted",
+		json_object_new_boolean(leap_observer_counts_swap_cache_hits(a->obs)));
 	if (a->ex.be) {
 		uint64_t hits = a->ex.be_hits0;
 
