@@ -102,6 +102,29 @@ bool leap_find_trend(const struct leap_history *h, const struct leap_params *p,
 		     int64_t *trend, uint32_t *window_used);
 
 /*
+ * A trend's stride to 1/LEAP_STRIDE_ONE of a page (LEAP_FLAVOR_OURS; not in
+ * the paper).  FINDTREND's trend is a whole number of pages, but a program
+ * stepping over records that are not a whole number of pages long is not:
+ * SQLite's rows take a little over 4 KiB each in its page cache (a 4 KiB
+ * page and the cache's header), every 16th looked up lies ~17.2 pages
+ * past the last, the misses' majority delta is +17, and a window along
+ * +17 is a page off from its 6th step on.  Over the
+ * filled history: the deltas near k trend steps (k = 1..LEAP_FINE_K_MAX,
+ * within k pages of k * trend, same sign) count k steps each, and they
+ * and the deltas of at most one page (a record's second page) make the
+ * distance; other deltas are noise and left out.  Returns that stride in
+ * 1/LEAP_STRIDE_ONE pages, or 0 where it is whole or not known: |trend| <
+ * 2 or > LEAP_FINE_MAG_MAX, fewer than LEAP_FINE_MIN_STEPS steps counted,
+ * every step counted exact (a whole stride, with other pages touched
+ * between its steps), or the distance within a page of a whole stride's.
+ */
+#define LEAP_STRIDE_ONE	    256
+#define LEAP_FINE_K_MAX	    8
+#define LEAP_FINE_MIN_STEPS 8u
+#define LEAP_FINE_MAG_MAX   (1u << 30)
+int64_t leap_stride_fine(const struct leap_history *h, int64_t trend);
+
+/*
  * A nested stride (LEAP_FLAVOR_OURS; not in the paper): the newest deltas
  * repeat with a period of 2..LEAP_PERIOD_MAX that is not one stride, e.g.
  * numpy's a[::4, ::1024] over 16-page rows: +2 seven times, then +50.
@@ -139,6 +162,14 @@ uint32_t leap_window_next(struct leap_window *w, const struct leap_params *p,
  */
 uint32_t leap_candidates(uint64_t pt, uint32_t pw, bool has_trend, int64_t trend,
 			 bool has_latest, int64_t latest, uint64_t *out, uint32_t cap);
+/*
+ * Up to min(pw, cap) pages pt + round(i * fine / LEAP_STRIDE_ONE), i = 1..pw,
+ * along a stride with a fraction (leap_stride_fine(), |fine| of at least
+ * one page: the pages are distinct).  Stops before a page below 0 or past
+ * 2^64.
+ */
+uint32_t leap_candidates_fine(uint64_t pt, uint32_t pw, int64_t fine, uint64_t *out,
+			      uint32_t cap);
 /*
  * Up to min(pw, cap) pages from pt along a period of deltas (leap_find_period),
  * starting with deltas[*phase]; *phase becomes the index of the delta after
@@ -208,6 +239,16 @@ uint32_t leap_behind_advance(struct leap_behind *b, uint64_t pt, int dir, uint32
  * misses instead fixed the scan too but slowed SQLite's load 7%.
  */
 #define LEAP_LEAD_MAX 256u
+/*
+ * ... and along a stride with a fraction (leap_stride_fine()): the
+ * records such a stride steps over are seldom all of one length, and a
+ * page ahead is a guess that worsens with every step.  On SQLite's
+ * strided look-ups (~17.2 pages; tools/stride-reach.py on recorded
+ * misses) the page 1 step ahead along the fine stride was used 66% of
+ * the time, 8 steps 45%, 16 steps 35%, 32 steps 24% (along +17: 66%,
+ * 7%, 3%, 3%).
+ */
+#define LEAP_LEAD_FINE_MAX 8u
 
 struct leap_stream_stats {
 	uint64_t accesses;    /* every recorded access */
@@ -260,6 +301,9 @@ struct leap_stream {
 	uint64_t ra_marker;
 	uint64_t ra_last;
 	int64_t ra_stride;
+	/* The window's stride to 1/LEAP_STRIDE_ONE page where it has a
+	 * fraction (leap_stride_fine()), else 0. */
+	int64_t ra_fine;
 	/* ... or, for a nested stride (ra_period > 0), the period and the
 	 * index of its delta after ra_last (leap_find_period). */
 	uint32_t ra_period;

@@ -61,6 +61,27 @@ static uint32_t around(uint64_t pt, uint32_t n, uint64_t *out)
 	return written;
 }
 
+uint32_t leap_candidates_fine(uint64_t pt, uint32_t pw, int64_t fine, uint64_t *out,
+			      uint32_t cap)
+{
+	uint64_t mag = fine < 0 ? (uint64_t)0 - (uint64_t)fine : (uint64_t)fine;
+	uint32_t n = pw < cap ? pw : cap, written = 0;
+
+	if (mag < LEAP_STRIDE_ONE)
+		return 0;
+	for (uint64_t i = 1; i <= n; i++) {
+		uint64_t off;
+
+		if (mag > (UINT64_MAX - LEAP_STRIDE_ONE / 2) / i)
+			break;
+		off = (i * mag + LEAP_STRIDE_ONE / 2) / LEAP_STRIDE_ONE;
+		if (fine > 0 ? pt + off < pt : off > pt)
+			break;
+		out[written++] = fine > 0 ? pt + off : pt - off;
+	}
+	return written;
+}
+
 uint32_t leap_candidates_periodic(uint64_t pt, uint32_t pw, const int64_t *deltas,
 				  uint32_t period, uint32_t *phase, uint64_t *out,
 				  uint32_t cap)

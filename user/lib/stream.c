@@ -30,7 +30,7 @@ void leap_stream_reset(struct leap_stream *s, uint32_t hsize)
 
 /* Remembers a strided window so a hit on its first page can extend it. */
 static void arm_lookahead(struct leap_stream *s, const struct leap_params *p,
-			  const uint64_t *out, uint32_t n, int64_t stride)
+			  const uint64_t *out, uint32_t n, int64_t stride, int64_t fine)
 {
 	s->ra_armed = p->flavor == LEAP_FLAVOR_OURS && n > 0 && stride != 0;
 	s->ra_period = 0;
@@ -39,6 +39,7 @@ static void arm_lookahead(struct leap_stream *s, const struct leap_params *p,
 	s->ra_marker = out[0];
 	s->ra_last = out[n - 1];
 	s->ra_stride = stride;
+	s->ra_fine = fine;
 }
 
 /* The same for a window along a nested stride; phase: the index of the
@@ -102,7 +103,8 @@ static bool in_flight(const struct leap_stream *s, const struct leap_params *p,
 	lo = trend > 0 ? s->ra_marker : s->ra_last;
 	hi = trend > 0 ? s->ra_last : s->ra_marker;
 	mag = trend > 0 ? (uint64_t)trend : (uint64_t)0 - (uint64_t)trend;
-	return pt >= lo && pt <= hi && (pt - lo) % mag == 0;
+	/* A fine stride's pages are not whole steps apart. */
+	return pt >= lo && pt <= hi && (s->ra_fine || (pt - lo) % mag == 0);
 }
 
 /* A hit on the marker: the next window along the same stride or period. */
@@ -116,10 +118,12 @@ static uint32_t lookahead(struct leap_stream *s, const struct leap_params *p,
 	if (d->periodic) {
 		n = periodic_continue(s, pw, out, cap);
 	} else {
-		n = leap_candidates(s->ra_last, pw, true, s->ra_stride, false, 0, out,
-				    cap);
+		n = s->ra_fine
+			    ? leap_candidates_fine(s->ra_last, pw, s->ra_fine, out, cap)
+			    : leap_candidates(s->ra_last, pw, true, s->ra_stride, false,
+					      0, out, cap);
 		s->stats.prefetched += n;
-		arm_lookahead(s, p, out, n, s->ra_stride);
+		arm_lookahead(s, p, out, n, s->ra_stride, s->ra_fine);
 	}
 	d->window = pw;
 	d->count = n;
@@ -137,6 +141,23 @@ static uint64_t ahead(uint64_t page, int64_t trend, uint32_t lead)
 	if (lead == 0 || off / lead != mag)
 		return page;
 	if (trend > 0)
+		return page + off < page ? page : page + off;
+	return off > page ? page : page - off;
+}
+
+/* The same along a stride with a fraction (leap_stride_fine()), which
+ * leads LEAP_LEAD_FINE_MAX steps at most (engine.h). */
+static uint64_t ahead_fine(uint64_t page, int64_t fine, uint32_t lead)
+{
+	uint64_t mag = fine > 0 ? (uint64_t)fine : (uint64_t)0 - (uint64_t)fine;
+	uint64_t off;
+
+	if (lead > LEAP_LEAD_FINE_MAX)
+		lead = LEAP_LEAD_FINE_MAX;
+	if (lead == 0 || mag > (UINT64_MAX - LEAP_STRIDE_ONE / 2) / lead)
+		return page;
+	off = (mag * lead + LEAP_STRIDE_ONE / 2) / LEAP_STRIDE_ONE;
+	if (fine > 0)
 		return page + off < page ? page : page + off;
 	return off > page ? page : page - off;
 }
@@ -182,7 +203,7 @@ static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p
 			      uint64_t *out, uint32_t cap, struct leap_decision *dec)
 {
 	struct leap_decision d = {0};
-	int64_t period_deltas[LEAP_PERIOD_MAX];
+	int64_t period_deltas[LEAP_PERIOD_MAX], fine = 0;
 	uint32_t period = 0;
 	uint64_t prev;
 	bool had_prev, follows;
@@ -213,6 +234,8 @@ static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p
 		s->has_latest = true;
 		s->since_trend = 0;
 		s->stats.trends++;
+		if (p->flavor == LEAP_FLAVOR_OURS)
+			fine = leap_stride_fine(&s->hist, d.trend);
 	} else if (p->flavor == LEAP_FLAVOR_OURS && s->has_latest &&
 		   ++s->since_trend >= LEAP_LATEST_TTL) {
 		/* A trend not seen for this many misses is gone (engine.h). */
@@ -265,18 +288,23 @@ static uint32_t stream_access(struct leap_stream *s, const struct leap_params *p
 			from = d.trend > 0 ? pt + skip : pt - (skip < pt ? skip : pt);
 		/* The lead counts from the fault; a window in flight that
 		 * reaches further goes on from its end (no gap). */
-		if (d.trend_found)
+		if (fine)
+			from = ahead_fine(from, fine, s->lead);
+		else if (d.trend_found)
 			from = ahead(from, d.trend, s->lead);
 		if (going_on && (d.trend > 0 ? s->ra_last > from : s->ra_last < from))
 			from = s->ra_last;
 
-		d.count = leap_candidates(from, d.window, d.trend_found, d.trend,
-					  s->has_latest, s->latest_trend, out, cap);
+		d.count =
+			fine ? leap_candidates_fine(from, d.window, fine, out, cap)
+			     : leap_candidates(from, d.window, d.trend_found, d.trend,
+					       s->has_latest, s->latest_trend, out, cap);
 		s->stats.prefetched += d.count;
 	}
 	/* Only strided windows are extended; "around Pt" ones are not. */
 	arm_lookahead(s, p, out, d.count,
-		      d.trend_found ? d.trend : (s->has_latest ? s->latest_trend : 0));
+		      d.trend_found ? d.trend : (s->has_latest ? s->latest_trend : 0),
+		      fine);
 	if (dec)
 		*dec = d;
 	return d.count;

@@ -149,3 +149,38 @@ bool leap_find_trend(const struct leap_history *h, const struct leap_params *p,
 		w = w * 2 > h->size ? h->size : w * 2;
 	}
 }
+
+int64_t leap_stride_fine(const struct leap_history *h, int64_t trend)
+{
+	uint64_t mag = magnitude(trend), pages = 0, steps = 0, exact = 0;
+
+	/* (The bound keeps pages * LEAP_STRIDE_ONE below 2^64.) */
+	if (mag < 2 || mag > LEAP_FINE_MAG_MAX)
+		return 0;
+	for (uint32_t i = 0; i < h->count; i++) {
+		int64_t d = leap_history_at(h, i);
+		uint64_t m = magnitude(d), k = (m + mag / 2) / mag;
+
+		if ((d < 0) != (trend < 0))
+			continue;
+		if (k == 0 && m <= 1) {
+			pages += m; /* a record's second page */
+		} else if (k >= 1 && k <= LEAP_FINE_K_MAX &&
+			   (m > k * mag ? m - k * mag : k * mag - m) <= k) {
+			pages += m;
+			steps += k;
+			exact += m == k * mag ? k : 0;
+		}
+	}
+	/* Steps all exact: a whole stride, whatever pages lie between. */
+	if (steps < LEAP_FINE_MIN_STEPS || exact == steps)
+		return 0;
+	/* Within a page over all the steps counted of a whole stride: the
+	 * history's ends cut a step from its page between (+1, +15 of a +16
+	 * stride), no fraction. */
+	if (pages + 1 >= steps * mag && pages <= steps * mag + 1)
+		return 0;
+	/* Rounded to the nearest 1/LEAP_STRIDE_ONE. */
+	mag = (pages * LEAP_STRIDE_ONE + steps / 2) / steps;
+	return trend < 0 ? -(int64_t)mag : (int64_t)mag;
+}
