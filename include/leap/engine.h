@@ -170,6 +170,10 @@ uint32_t leap_candidates(uint64_t pt, uint32_t pw, bool has_trend, int64_t trend
  */
 uint32_t leap_candidates_fine(uint64_t pt, uint32_t pw, int64_t fine, uint64_t *out,
 			      uint32_t cap);
+/* *out = pt + round(i * fine / LEAP_STRIDE_ONE), unless that leaves the page
+ * numbers (or overflows): then false.  One step of the above, and a fine
+ * stride's lead (stream.c). */
+bool leap_fine_step(uint64_t pt, int64_t fine, uint64_t i, uint64_t *out);
 /*
  * Up to min(pw, cap) pages from pt along a period of deltas (leap_find_period),
  * starting with deltas[*phase]; *phase becomes the index of the delta after

@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* Strides with a fraction: records that are not a whole number of pages. */
-#include <string.h>
-
 #include "engine_test.h"
 
 /* 4395/256 = 17.168 pages a step on average: SQLite's strided look-ups

@@ -61,6 +61,20 @@ static uint32_t around(uint64_t pt, uint32_t n, uint64_t *out)
 	return written;
 }
 
+bool leap_fine_step(uint64_t pt, int64_t fine, uint64_t i, uint64_t *out)
+{
+	uint64_t mag = fine < 0 ? (uint64_t)0 - (uint64_t)fine : (uint64_t)fine;
+	uint64_t off;
+
+	if (i > 0 && mag > (UINT64_MAX - LEAP_STRIDE_ONE / 2) / i)
+		return false;
+	off = (i * mag + LEAP_STRIDE_ONE / 2) / LEAP_STRIDE_ONE;
+	if (fine > 0 ? pt + off < pt : off > pt)
+		return false;
+	*out = fine > 0 ? pt + off : pt - off;
+	return true;
+}
+
 uint32_t leap_candidates_fine(uint64_t pt, uint32_t pw, int64_t fine, uint64_t *out,
 			      uint32_t cap)
 {
@@ -69,16 +83,8 @@ uint32_t leap_candidates_fine(uint64_t pt, uint32_t pw, int64_t fine, uint64_t *
 
 	if (mag < LEAP_STRIDE_ONE)
 		return 0;
-	for (uint64_t i = 1; i <= n; i++) {
-		uint64_t off;
-
-		if (mag > (UINT64_MAX - LEAP_STRIDE_ONE / 2) / i)
-			break;
-		off = (i * mag + LEAP_STRIDE_ONE / 2) / LEAP_STRIDE_ONE;
-		if (fine > 0 ? pt + off < pt : off > pt)
-			break;
-		out[written++] = fine > 0 ? pt + off : pt - off;
-	}
+	while (written < n && leap_fine_step(pt, fine, written + 1, &out[written]))
+		written++;
 	return written;
 }
 

@@ -149,17 +149,11 @@ static uint64_t ahead(uint64_t page, int64_t trend, uint32_t lead)
  * leads LEAP_LEAD_FINE_MAX steps at most (engine.h). */
 static uint64_t ahead_fine(uint64_t page, int64_t fine, uint32_t lead)
 {
-	uint64_t mag = fine > 0 ? (uint64_t)fine : (uint64_t)0 - (uint64_t)fine;
-	uint64_t off;
+	uint64_t from;
 
 	if (lead > LEAP_LEAD_FINE_MAX)
 		lead = LEAP_LEAD_FINE_MAX;
-	if (lead == 0 || mag > (UINT64_MAX - LEAP_STRIDE_ONE / 2) / lead)
-		return page;
-	off = (mag * lead + LEAP_STRIDE_ONE / 2) / LEAP_STRIDE_ONE;
-	if (fine > 0)
-		return page + off < page ? page : page + off;
-	return off > page ? page : page - off;
+	return leap_fine_step(page, fine, lead, &from) ? from : page;
 }
 
 void leap_stream_late(struct leap_stream *s, const struct leap_params *p)
