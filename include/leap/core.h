@@ -80,11 +80,15 @@ struct leap_core_config {
 	 * the region's. */
 	bool sweeps;
 	/* The outcome judge adds the counts of swap-cache hits not ours that
-	 * the tracepoint path's events carry (leap_event.swap_cache_hits),
-	 * and a held epoch's settle waits out our windows' lead (outcome.h,
-	 * leap_outcome_lead_hit()): `leap-agent run|attach --swap-cache-hits`.
-	 * Recorded (version 5); `replay --events-only` turns it off. */
+	 * the tracepoint path's events carry (leap_event.swap_cache_hits):
+	 * `leap-agent run|attach --swap-cache-hits`.  Recorded (version 5);
+	 * `replay --events-only` turns it off. */
 	bool outcome_swap_cache;
+	/* A held epoch's settle waits out our windows' lead (outcome.h,
+	 * leap_outcome_lead_hit()).  On in the agent; recorded (version 6;
+	 * a version 5 recording's is its outcome_swap_cache, which turned
+	 * both on). */
+	bool outcome_lead;
 	struct leap_cost_params cost;
 	struct leap_outcome_params outcome;
 };

@@ -18,8 +18,12 @@
 #    comparisons of 4 runs, 2026-11-28), the first verdicts' medians at
 #    101-111% (no gain from 97%).
 #  - In the scan it prefetches again after a probe, and its last
-#    judgement says "gain" (held epochs at 9-20% there): windows go out
-#    after the last probe.
+#    judgement says "gain" (held epochs at 8-80% there, five runs,
+#    2026-12-01): windows go out after the last probe.  Before a held
+#    epoch's settle waited out our windows' lead by default (core config
+#    outcome_lead), 3 runs of 6 held epochs at 131-255% there, hits on
+#    pages our windows had read before the hold, and CI's run stood the
+#    scan down for "no gain" (tools/held-epochs.py shows them).
 #  - Every row read back is the one written; the replay of the run's
 #    recording makes the same decisions.
 # The live kernel is the subject: the phases are long enough for the

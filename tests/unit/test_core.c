@@ -34,13 +34,15 @@ static bool fake_shmem(void *ctx, uint32_t tgid, uint64_t page)
 
 static const struct leap_core_facts port = {.mapped = fake_mapped, .shmem = fake_shmem};
 
-/* swap_cache: config outcome_swap_cache (--swap-cache-hits). */
-static struct leap_core *core_new_judging(bool swap_cache)
+/* swap_cache: config outcome_swap_cache (--swap-cache-hits); lead: config
+ * outcome_lead (the agent's default). */
+static struct leap_core *core_new_judging(bool swap_cache, bool lead)
 {
 	struct leap_core_config cfg = {.streams = 8,
 				       .cold_chunk = 16,
 				       .kra_trust = 3,
-				       .outcome_swap_cache = swap_cache};
+				       .outcome_swap_cache = swap_cache,
+				       .outcome_lead = lead};
 	struct leap_core_env env = {.swap = {.sync_pct = 0},
 				    .ra_pages = 8,
 				    .can_prefetch = true,
@@ -52,7 +54,7 @@ static struct leap_core *core_new_judging(bool swap_cache)
 
 static struct leap_core *core_new(void)
 {
-	return core_new_judging(false);
+	return core_new_judging(false, false);
 }
 
 static uint32_t add_target(struct leap_core *c, enum leap_core_mode mode, bool stand_down)
@@ -354,7 +356,7 @@ static void test_outcome_counts_swap_cache_hits(void **state)
 {
 	/* the first on epoch, then five comparisons of ~1.06 s: ~9.4 s */
 	const uint64_t until = 11ULL * 1000000000;
-	struct leap_core *c = core_new_judging(true);
+	struct leap_core *c = core_new_judging(true, false);
 	uint32_t t = add_target(c, LEAP_CORE_LEAP, true);
 	struct leap_core_policy p = *leap_core_target_policy(c, t);
 	const struct leap_outcome_params *op = &leap_core_config(c)->outcome;
@@ -373,7 +375,7 @@ static void test_outcome_counts_swap_cache_hits(void **state)
 
 	/* Without counts (the fentry path's events, older recordings): by
 	 * events, a "gain" that is not one. */
-	c = core_new_judging(true);
+	c = core_new_judging(true, false);
 	t = add_target(c, LEAP_CORE_LEAP, true);
 	leap_core_target_set(c, t, &p);
 	assert_int_equal(feed_ra_served(c, t, false, until), LEAP_VERDICT_SAME);
@@ -389,6 +391,83 @@ static void test_outcome_counts_swap_cache_hits(void **state)
 	leap_core_target_set(c, t, &p);
 	assert_int_equal(feed_ra_served(c, t, true, until), LEAP_VERDICT_SAME);
 	assert_int_equal(leap_core_target_outcome(c, t)->verdict, LEAP_OUTCOME_GAIN);
+	leap_core_free(c);
+}
+
+/*
+ * Windows that pay, and run ahead: with them a swap access every 50 us,
+ * held every 250 us (a 5x gain, as a strided scan's).  But the windows
+ * issued before a hold left pages ahead of the program, which it uses for
+ * the first `lead` ns of the hold at their pace (hits on our pages: an
+ * SQLite reverse scan's, tests/sys/outcome.t, 255% in one held epoch).
+ * With config outcome_lead the held epoch's settle waits them out and the
+ * judge sees the gain; without it the held epoch measures the lead and
+ * reads "no gain".
+ */
+static enum leap_verdict_change feed_with_lead(struct leap_core *c, uint32_t t,
+					       uint64_t lead, uint64_t until)
+{
+	uint64_t page = 9000, ts = 1, hold_start = 0;
+
+	while (ts < until) {
+		const struct leap_outcome *o = leap_core_target_outcome(c, t);
+		bool holding = leap_outcome_holding(o), lead_hit;
+		const struct leap_core_plan *pl;
+		struct leap_event ev;
+
+		if (holding && !hold_start)
+			hold_start = ts;
+		else if (!holding)
+			hold_start = 0;
+		lead_hit = holding && ts - hold_start < lead;
+		ev = event(page, lead_hit ? LEAP_EV_PREFETCHED : MISS | LEAP_EV_SLEPT,
+			   ts);
+		ev.latency_ns = lead_hit ? 0 : 100000;
+		pl = leap_core_event(c, t, &ev, &port);
+		if (pl->n)
+			leap_core_spent(c, t, pl->n, pl->n * 5000ULL);
+		if (pl->verdict != LEAP_VERDICT_SAME)
+			return pl->verdict;
+		if (o->verdict == LEAP_OUTCOME_GAIN)
+			break;
+		ts += holding && !lead_hit ? 250000 : 50000;
+		page += 16;
+	}
+	return LEAP_VERDICT_SAME;
+}
+
+static void test_outcome_waits_out_the_lead(void **state)
+{
+	const uint64_t until = 15ULL * 1000000000, lead = 120ULL * 1000000;
+	struct leap_core *c = core_new_judging(false, true);
+	uint32_t t = add_target(c, LEAP_CORE_LEAP, true);
+	struct leap_core_policy p = *leap_core_target_policy(c, t);
+	const struct leap_outcome *o;
+	(void)state;
+
+	p.judge_outcome = true;
+	leap_core_target_set(c, t, &p);
+	assert_int_equal(feed_with_lead(c, t, lead, until), LEAP_VERDICT_SAME);
+	o = leap_core_target_outcome(c, t);
+	assert_int_equal(o->verdict, LEAP_OUTCOME_GAIN);
+	assert_true(o->median_pct <= 30);
+	leap_core_free(c);
+
+	/* No lead, the same gain. */
+	c = core_new_judging(false, true);
+	t = add_target(c, LEAP_CORE_LEAP, true);
+	leap_core_target_set(c, t, &p);
+	assert_int_equal(feed_with_lead(c, t, 0, until), LEAP_VERDICT_SAME);
+	assert_int_equal(leap_core_target_outcome(c, t)->verdict, LEAP_OUTCOME_GAIN);
+	leap_core_free(c);
+
+	/* Without the lead's settle: the held epochs measure the lead. */
+	c = core_new_judging(false, false);
+	t = add_target(c, LEAP_CORE_LEAP, true);
+	leap_core_target_set(c, t, &p);
+	assert_int_equal(feed_with_lead(c, t, lead, until), LEAP_VERDICT_STAND_DOWN);
+	o = leap_core_target_outcome(c, t);
+	assert_true(o->median_pct >= LEAP_OUTCOME_DEFAULT_NO_GAIN_PCT);
 	leap_core_free(c);
 }
 
@@ -543,6 +622,7 @@ int main(void)
 		cmocka_unit_test(test_tick_probe_and_policy),
 		cmocka_unit_test(test_outcome_judged),
 		cmocka_unit_test(test_outcome_counts_swap_cache_hits),
+		cmocka_unit_test(test_outcome_waits_out_the_lead),
 		cmocka_unit_test(test_served_streams),
 		cmocka_unit_test(test_quiet_with_two_lanes),
 		cmocka_unit_test(test_forget),

@@ -34,6 +34,7 @@ int decision_init(struct agent *a, const char *record_path)
 		.kra_trust = AGENT_KRA_TRUST,
 		.sweeps = a->config.sweeps,
 		.outcome_swap_cache = a->swap_cache_hits,
+		.outcome_lead = true,
 	};
 	char err[512];
 

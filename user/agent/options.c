@@ -96,7 +96,7 @@ static const struct argp_option common_opts[] = {
 	{"swap-cache-hits", OPT_SWAP_CACHE_HITS, NULL, 0,
 	 "Tracepoint path: count the swap-cache hits on pages the agent did not "
 	 "prefetch (one more hook on every fault while the hooks are on) and let the "
-	 "outcome judge count them, and wait out the windows' lead before a held epoch",
+	 "outcome judge count them",
 	 0},
 	{"bpf-stats", OPT_BPF_STATS, NULL, 0,
 	 "Measure BPF run time per event (bpf_enable_stats)", 0},

@@ -89,6 +89,7 @@ static void put_config(struct rec_buf *w, const struct leap_core_config *c)
 	put(w, c->outcome.no_gain_pct, 4);
 	put(w, c->sweeps, 1);		  /* version 4 */
 	put(w, c->outcome_swap_cache, 1); /* version 5 */
+	put(w, c->outcome_lead, 1);	  /* version 6 */
 }
 
 /* Version 1 had no outcome judge: its defaults, never used (no policy of
@@ -127,6 +128,8 @@ static void get_config(struct rec_buf *r, struct leap_core_config *c, uint32_t v
 	/* Before version 4 no region was asked of the port: no sweeps. */
 	c->sweeps = version >= 4 ? get(r, 1) : false;
 	c->outcome_swap_cache = version >= 5 ? get(r, 1) : false;
+	/* Version 5's option turned the lead's settle on with the counts. */
+	c->outcome_lead = version >= 6 ? get(r, 1) : c->outcome_swap_cache;
 }
 
 static void put_policy(struct rec_buf *w, const struct leap_core_policy *p)

@@ -28,8 +28,9 @@
 /* 2: the outcome judge's parameters and policy flag; 3: the policy's
  * lanes (1 and 2 still read, as one lane); 4: sweeps, and the port's region
  * answers; 5: the events' counts of swap-cache
- * hits not ours (leap_event.swap_cache_hits) and config outcome_swap_cache */
-#define RECORDING_VERSION 5
+ * hits not ours (leap_event.swap_cache_hits) and config outcome_swap_cache;
+ * 6: config outcome_lead */
+#define RECORDING_VERSION 6
 
 /* ---- writing (the agent's event thread) ------------------------------------------ */
 

@@ -596,7 +596,7 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 	plan->verdict = outcome_advance(c, t, ev->ts_ns);
 	if (outcome_judged(t)) {
 		leap_outcome_pages(&t->out, consumed(c, t, ev));
-		if (hit && c->cfg.outcome_swap_cache)
+		if (hit && c->cfg.outcome_lead)
 			leap_outcome_lead_hit(&t->out, &c->cfg.outcome, ev->ts_ns);
 	}
 	if (plan->verdict == LEAP_VERDICT_SAME)

@@ -1,0 +1,99 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: MIT
+"""What each of the outcome judge's comparisons measured, on a recorded run.
+
+    tools/held-epochs.py RECORDING [AGENT]
+
+RECORDING: a `leap-agent run|attach --record` file of a target the judge
+compared (outcome = judge).  AGENT: the leap-agent to replay it with
+(default: bin/leap-agent beside this script).
+
+For each comparison the replay prints (`epoch ... ratio=N%`), it shows the
+three segments the ratio came from, from the recorded events: the tail
+(100 ms with windows, before the hold), the held epoch (50 ms, the last
+before the comparison), and the head (100 ms with windows, after it), each
+as its swap accesses, how many of them were misses (the page read from the
+device), how many hits on pages our windows read, and the misses' mean
+fault time.  A held epoch whose accesses are mostly hits on our pages did
+not measure Linux alone: it measured what our windows had left ahead of
+the program (include/leap/outcome.h, leap_outcome_lead_hit()).
+
+The segments' bounds are the judge's defaults (LEAP_OUTCOME_DEFAULT_*):
+the comparison is made at the end of the head, which follows a 10 ms
+settle after the held epoch.  The tail is placed as if the held epoch's
+settle lasted 10 ms; where it was stretched by our windows' lead, the
+tail shown is later than the one measured.
+"""
+import bisect
+import gzip
+import os
+import re
+import struct
+import subprocess
+import sys
+
+REC_EVENT = 6  # user/agent/recording.c, enum rec_type
+EV_MAJOR = 1 << 0  # include/leap_event.h, LEAP_EV_MAJOR
+EV_PREFETCHED = 1 << 5  # LEAP_EV_PREFETCHED
+MS = 1000 * 1000
+REF, HELD, SETTLE = 100 * MS, 50 * MS, 10 * MS
+
+
+def events(path):
+    """(ts_ns, flags, latency_ns) of each recorded event, in order
+    (recording.h: a gzip stream of a magic, then records of a type byte,
+    a 16-bit length and the payload: target u32, then struct leap_event)."""
+    with gzip.open(path, "rb") as f:
+        data = f.read()
+    if not data.startswith(b"LEAPREC\0"):
+        sys.exit(f"held-epochs: {path}: not a leap-agent recording")
+    pos, out = 8, []
+    while pos + 3 <= len(data):
+        kind, length = data[pos], data[pos + 1] | data[pos + 2] << 8
+        payload = data[pos + 3:pos + 3 + length]
+        pos += 3 + length
+        if kind == REC_EVENT and length >= 4 + 64:
+            ts = struct.unpack_from("<Q", payload, 4)[0]
+            flags = struct.unpack_from("<I", payload, 4 + 48)[0]
+            latency = struct.unpack_from("<Q", payload, 4 + 56)[0]
+            out.append((ts, flags, latency))
+    return out
+
+
+def segment(evs, stamps, start, end):
+    lo, hi = bisect.bisect_left(stamps, start), bisect.bisect_left(stamps, end)
+    seg = evs[lo:hi]
+    misses = [e for e in seg if e[1] & EV_MAJOR]
+    ours = sum(1 for e in seg if e[1] & EV_PREFETCHED and not e[1] & EV_MAJOR)
+    wait = sum(e[2] for e in misses) / len(misses) / 1000 if misses else 0
+    return (f"{len(seg):6d} accesses {len(misses):6d} misses "
+            f"{ours:6d} hits on ours  misses {wait:6.0f} us")
+
+
+def main():
+    if len(sys.argv) not in (2, 3):
+        sys.exit(__doc__.strip().splitlines()[2].strip())
+    here = os.path.dirname(os.path.abspath(__file__))
+    agent = sys.argv[2] if len(sys.argv) == 3 else \
+        os.path.join(here, "..", "bin", "leap-agent")
+    evs = events(sys.argv[1])
+    stamps = [e[0] for e in evs]
+    replay = subprocess.run([agent, "replay", sys.argv[1]], capture_output=True,
+                            text=True, check=True).stdout
+    for line in replay.splitlines():
+        m = re.match(r"epoch t=(\d+) .* ratio=(\d+)% median=\d+% (.*)", line)
+        if line.startswith("verdict"):
+            print(line)
+        if not m:
+            continue
+        t = int(m.group(1))
+        held_end = t - REF - SETTLE
+        print(f"t={t} ratio {m.group(2)}% ({m.group(3)})")
+        print("  tail ", segment(evs, stamps, held_end - HELD - SETTLE - REF,
+                                 held_end - HELD - SETTLE))
+        print("  held ", segment(evs, stamps, held_end - HELD, held_end))
+        print("  head ", segment(evs, stamps, t - REF, t))
+
+
+if __name__ == "__main__":
+    main()
