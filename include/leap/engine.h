@@ -170,6 +170,10 @@ uint32_t leap_candidates(uint64_t pt, uint32_t pw, bool has_trend, int64_t trend
  */
 uint32_t leap_candidates_fine(uint64_t pt, uint32_t pw, int64_t fine, uint64_t *out,
 			      uint32_t cap);
+/* *out = pt + k * d, unless that leaves the page numbers (below 0, past
+ * 2^64, or overflows): then false.  One step of a whole stride's windows,
+ * and its lead (stream.c). */
+bool leap_stride_step(uint64_t pt, int64_t d, uint64_t k, uint64_t *out);
 /* *out = pt + round(i * fine / LEAP_STRIDE_ONE), unless that leaves the page
  * numbers (or overflows): then false.  One step of the above, and a fine
  * stride's lead (stream.c). */

@@ -10,9 +10,12 @@
  */
 #include "leap/engine.h"
 
-/* pt + k*d if it is a valid page number (no wrap below 0 or past 2^64). */
-static bool step(uint64_t pt, int64_t d, uint64_t k, uint64_t *out)
+bool leap_stride_step(uint64_t pt, int64_t d, uint64_t k, uint64_t *out)
 {
+	if (k == 0) {
+		*out = pt;
+		return true;
+	}
 	if (d > 0) {
 		uint64_t off = (uint64_t)d * k;
 
@@ -37,7 +40,7 @@ static uint32_t stride(uint64_t pt, int64_t d, uint32_t n, uint64_t *out)
 	if (d == 0) /* the paper flavour admits delta 0: nothing beyond Pt */
 		return 0;
 	for (uint32_t i = 1; i <= n; i++) {
-		if (!step(pt, d, i, &out[written]))
+		if (!leap_stride_step(pt, d, i, &out[written]))
 			break;
 		written++;
 	}
@@ -95,7 +98,8 @@ uint32_t leap_candidates_periodic(uint64_t pt, uint32_t pw, const int64_t *delta
 	uint32_t n = pw < cap ? pw : cap, written = 0;
 	uint64_t page = pt;
 
-	while (period > 0 && written < n && step(page, deltas[*phase], 1, &page)) {
+	while (period > 0 && written < n &&
+	       leap_stride_step(page, deltas[*phase], 1, &page)) {
 		out[written++] = page;
 		*phase = *phase + 1 == period ? 0 : *phase + 1;
 	}

@@ -135,14 +135,9 @@ static uint32_t lookahead(struct leap_stream *s, const struct leap_params *p,
 /* page + lead * trend, or page where that leaves the page numbers. */
 static uint64_t ahead(uint64_t page, int64_t trend, uint32_t lead)
 {
-	uint64_t mag = trend > 0 ? (uint64_t)trend : (uint64_t)0 - (uint64_t)trend;
-	uint64_t off = mag * lead;
+	uint64_t from;
 
-	if (lead == 0 || off / lead != mag)
-		return page;
-	if (trend > 0)
-		return page + off < page ? page : page + off;
-	return off > page ? page : page - off;
+	return leap_stride_step(page, trend, lead, &from) ? from : page;
 }
 
 /* The same along a stride with a fraction (leap_stride_fine()), which
