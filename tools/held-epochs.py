@@ -25,39 +25,22 @@ settle lasted 10 ms; where it was stretched by our windows' lead, the
 tail shown is later than the one measured.
 """
 import bisect
-import gzip
 import os
 import re
-import struct
 import subprocess
 import sys
 
-REC_EVENT = 6  # user/agent/recording.c, enum rec_type
-EV_MAJOR = 1 << 0  # include/leap_event.h, LEAP_EV_MAJOR
-EV_PREFETCHED = 1 << 5  # LEAP_EV_PREFETCHED
+import leaprec
+
+EV_MAJOR, EV_PREFETCHED = leaprec.EV_MAJOR, leaprec.EV_PREFETCHED
 MS = 1000 * 1000
 REF, HELD, SETTLE = 100 * MS, 50 * MS, 10 * MS
 
 
 def events(path):
-    """(ts_ns, flags, latency_ns) of each recorded event, in order
-    (recording.h: a gzip stream of a magic, then records of a type byte,
-    a 16-bit length and the payload: target u32, then struct leap_event)."""
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    if not data.startswith(b"LEAPREC\0"):
-        sys.exit(f"held-epochs: {path}: not a leap-agent recording")
-    pos, out = 8, []
-    while pos + 3 <= len(data):
-        kind, length = data[pos], data[pos + 1] | data[pos + 2] << 8
-        payload = data[pos + 3:pos + 3 + length]
-        pos += 3 + length
-        if kind == REC_EVENT and length >= 4 + 64:
-            ts = struct.unpack_from("<Q", payload, 4)[0]
-            flags = struct.unpack_from("<I", payload, 4 + 48)[0]
-            latency = struct.unpack_from("<Q", payload, 4 + 56)[0]
-            out.append((ts, flags, latency))
-    return out
+    """(ts_ns, flags, latency_ns) of each recorded event, in order."""
+    return [(ts, flags, lat) for ts, _addr, flags, lat in
+            leaprec.events(path, "held-epochs")]
 
 
 def segment(evs, stamps, start, end):

@@ -18,11 +18,10 @@ the nearest page), for j = 1..64, and prints the share of yes.  This is
 what LEAP_LEAD_FINE_MAX rests on (docs/agent.md, "Strides with a
 fraction").
 """
-import gzip
-import struct
 import sys
 
-REC_EVENT = 6  # user/agent/recording.c, enum rec_type
+import leaprec
+
 HISTORY = 32  # LEAP_DEFAULT_HSIZE
 K_MAX = 8  # LEAP_FINE_K_MAX
 MIN_STEPS = 8  # LEAP_FINE_MIN_STEPS
@@ -31,22 +30,9 @@ STEPS = (1, 2, 4, 8, 12, 16, 32, 64)
 
 
 def miss_pages(path):
-    """The events' pages, in order (recording.h: a gzip stream of a magic,
-    then records of a type byte, a 16-bit length and the payload)."""
-    with gzip.open(path, "rb") as f:
-        data = f.read()
-    if not data.startswith(b"LEAPREC\0"):
-        sys.exit(f"stride-reach: {path}: not a leap-agent recording")
-    pos, pages = 8, []
-    while pos + 3 <= len(data):
-        kind, length = data[pos], data[pos + 1] | data[pos + 2] << 8
-        payload = data[pos + 3:pos + 3 + length]
-        pos += 3 + length
-        if kind == REC_EVENT and length >= 28:
-            # target u32, then struct leap_event: ts, cgroup, addr, ...
-            addr = struct.unpack_from("<Q", payload, 4 + 16)[0]
-            pages.append(addr >> 12)
-    return pages
+    """The events' pages, in order."""
+    return [addr >> 12 for _ts, addr, _flags, _lat in
+            leaprec.events(path, "stride-reach")]
 
 
 def fine_stride(deltas, trend):
