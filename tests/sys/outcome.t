@@ -21,9 +21,9 @@
 #    judgement says "gain" (held epochs at 8-80% there, five runs,
 #    2026-12-01): windows go out after the last probe.  Before a held
 #    epoch's settle waited out our windows' lead by default (core config
-#    outcome_lead), 3 runs of 6 held epochs at 131-255% there, hits on
-#    pages our windows had read before the hold, and CI's run stood the
-#    scan down for "no gain" (tools/held-epochs.py shows them).
+#    outcome_lead), 3 runs of 6 had held epochs of 131-255% there (hits
+#    on pages our windows had read before the hold), and in CI's run that
+#    stood the scan down for "no gain" (tools/held-epochs.py shows them).
 #  - Every row read back is the one written; the replay of the run's
 #    recording makes the same decisions.
 # The live kernel is the subject: the phases are long enough for the
