@@ -3,7 +3,8 @@
 
 user/agent/recording.h: a gzip stream of a magic, then records of a type
 byte, a 16-bit length and the payload; an event's payload is the target
-(u32), then struct leap_event (include/leap_event.h) as the agent saw it.
+(u32), then the fields of struct leap_event (include/leap_event.h) that
+recording.c's put_event() writes, in its order.
 Imported by tools/stride-reach.py and tools/held-epochs.py.
 """
 import gzip
@@ -13,8 +14,9 @@ import sys
 REC_EVENT = 6  # user/agent/recording.c, enum rec_type
 EV_MAJOR = 1 << 0  # include/leap_event.h, LEAP_EV_MAJOR
 EV_PREFETCHED = 1 << 5  # LEAP_EV_PREFETCHED
-# struct leap_event's fields, at their offsets past the target
-EVENT = struct.Struct("<QQQqQIIIIQ")  # ts .. latency_ns: 64 bytes
+# put_event()'s fields from ts_ns to latency_ns (64 bytes), past the
+# target; swap_cache_hits (version 5) follows, the cpu is not recorded
+EVENT = struct.Struct("<QQQqQIIIIQ")
 
 
 def events(path, who):
