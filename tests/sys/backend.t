@@ -250,12 +250,20 @@ ctl -s "$A_addr" -n 500 --seconds 1 stress >"$tmp/dst0" 2>&1
 p50=$(sed -n 's/.*read_p50_us=\([0-9]*\).*/\1/p' "$tmp/dst0")
 cmp_ok "${p50:-99999}" -lt 3000 "without it a read takes ${p50:-?} us"
 # ... and it is a latency, not an occupancy: requests in flight on one
-# connection each wait the delay at the same time (16 in ~1 delay, not 16).
+# connection each wait the delay at the same time, so their replies come
+# together, not a delay apart. Counted by the gaps between replies, not by
+# the burst's whole time: that read 13,185 us against a bound of 9,000 in
+# a fresh-clone CI run of 2026-12-01 on a slow machine (3,170-3,240 us in
+# 4 runs here), where a stall delays every reply. A gap counts from half
+# the delay: with the delays serialized on purpose (an occupancy), 15 of
+# 15 gaps were 1500 us or more, 9 of them 3000 us or more (the server's
+# timer fires a little late, then the next one a little early).
 E_addr=$(cat "$tmp/E.port")
-burst=$(run_timeout 20 python3 "$here/helpers/wire-burst.py" "$E_addr" "$tmp/secret" 16)
+burst=$(run_timeout 20 python3 "$here/helpers/wire-burst.py" "$E_addr" "$tmp/secret" 16 3000)
 like "$burst" "ids_ok=1" "16 pipelined READs on one connection all answered ($burst)"
 us=$(sed -n 's/.*elapsed_us=\([0-9]*\).*/\1/p' <<<"$burst")
-cmp_ok "${us:-999999}" -lt 9000 "... in about one 3000 us delay, not 16 (${us:-?} us)"
+spaced=$(sed -n 's/.*spaced=\([0-9]*\).*/\1/p' <<<"$burst")
+cmp_ok "${spaced:-99}" -lt 8 "... together, not a 3000 us delay apart (${spaced:-?} of 15 replies were)"
 cmp_ok "${us:-0}" -ge 3000 "... and not sooner than the delay"
 # More than a connection may hold (16 MiB): the reader is throttled, not
 # dropped, and every reply still arrives.

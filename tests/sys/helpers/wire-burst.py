@@ -2,10 +2,14 @@
 # SPDX-License-Identifier: MIT
 """Sends N one-page READ requests back-to-back on one authenticated
 connection to a leap-memd (TCP), then reads the N replies, and prints
-"burst n=N elapsed_us=T ids_ok=0|1".  Used by tests/sys/backend.t to check
-that --delay-us is a latency (N requests in flight finish in about one
-delay), not an occupancy (N delays).  The wire format is
-include/leap/wire.h's: 24-byte header, HELLO then AUTH (HMAC-SHA256)."""
+"burst n=N elapsed_us=T spaced=K ids_ok=0|1".  K counts the replies that
+came at least half of DELAY_US (the optional fourth argument) after the
+one before (half: a server's timer fires a little late or early).
+Used by tests/sys/backend.t to check that --delay-us is a latency (N
+requests in flight each wait the delay at once: K near 0, however long a
+stall of the machine delays them all), not an occupancy (one delay after
+another: K = N - 1).  The wire format is include/leap/wire.h's: 24-byte
+header, HELLO then AUTH (HMAC-SHA256)."""
 import hashlib
 import hmac
 import os
@@ -42,6 +46,7 @@ def recv_msg(s):
 
 def main():
     addr, secret_file, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    delay_s = int(sys.argv[4]) / 1e6 if len(sys.argv) > 4 else 0
     host, port = addr.rsplit(":", 1)
     secret = open(secret_file, "rb").read()
     if secret.endswith(b"\n"):
@@ -63,10 +68,16 @@ def main():
                     for i in range(n))
     t0 = time.monotonic()
     s.sendall(reqs)
-    ids = sorted(recv_msg(s)[1] for _ in range(n))
+    ids, spaced, last = [], 0, None
+    for _ in range(n):
+        ids.append(recv_msg(s)[1])
+        now = time.monotonic()
+        if delay_s and last is not None and now - last >= delay_s / 2:
+            spaced += 1
+        last = now
     us = int((time.monotonic() - t0) * 1e6)
-    ok = ids == [100 + i for i in range(n)]
-    print(f"burst n={n} elapsed_us={us} ids_ok={int(ok)}")
+    ok = sorted(ids) == [100 + i for i in range(n)]
+    print(f"burst n={n} elapsed_us={us} spaced={spaced} ids_ok={int(ok)}")
 
 
 main()
