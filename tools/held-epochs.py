@@ -13,8 +13,10 @@ three segments the ratio came from, from the recorded events: the tail
 (100 ms with windows, before the hold), the held epoch (50 ms, the last
 before the comparison), and the head (100 ms with windows, after it), each
 as its swap accesses, how many of them were misses (the page read from the
-device), how many hits on pages our windows read, and the misses' mean
-fault time.  A held epoch whose accesses are mostly hits on our pages did
+device), how many hits on pages our windows read, the misses' mean fault
+time, and, in a recording made with --swap-cache-hits, the faults on
+swap-cache pages not ours (Linux's readahead read them; not among the
+accesses, which are the events: the judge adds them to its count).  A held epoch whose accesses are mostly hits on our pages did
 not measure Linux alone: it measured what our windows had left ahead of
 the program (include/leap/outcome.h, leap_outcome_lead_hit()).
 
@@ -38,9 +40,10 @@ REF, HELD, SETTLE = 100 * MS, 50 * MS, 10 * MS
 
 
 def events(path):
-    """(ts_ns, flags, latency_ns) of each recorded event, in order."""
-    return [(ts, flags, lat) for ts, _addr, flags, lat in
-            leaprec.events(path, "held-epochs")]
+    """(ts_ns, flags, latency_ns, swap-cache count) of each recorded event,
+    in order."""
+    return [(ts, flags, lat, sch) for ts, _addr, flags, lat, sch in
+            leaprec.events(path, "held-epochs", swap_cache=True)]
 
 
 def segment(evs, stamps, start, end):
@@ -49,8 +52,14 @@ def segment(evs, stamps, start, end):
     misses = [e for e in seg if e[1] & EV_MAJOR]
     ours = sum(1 for e in seg if e[1] & EV_PREFETCHED and not e[1] & EV_MAJOR)
     wait = sum(e[2] for e in misses) / len(misses) / 1000 if misses else 0
-    return (f"{len(seg):6d} accesses {len(misses):6d} misses "
+    text = (f"{len(seg):6d} accesses {len(misses):6d} misses "
             f"{ours:6d} hits on ours  misses {wait:6.0f} us")
+    # The count is the target's so far: its advance from the event before
+    # the segment to the segment's last (one target a recording, as the
+    # judge's runs have).
+    if seg and lo > 0 and seg[-1][3] and evs[lo - 1][3] is not None:
+        text += f"  swap-cache hits {seg[-1][3] - evs[lo - 1][3]:6d}"
+    return text
 
 
 def main():

@@ -17,11 +17,15 @@ EV_PREFETCHED = 1 << 5  # LEAP_EV_PREFETCHED
 # put_event()'s fields from ts_ns to latency_ns (64 bytes), past the
 # target; swap_cache_hits (version 5) follows, the cpu is not recorded
 EVENT = struct.Struct("<QQQqQIIIIQ")
+SWAP_CACHE = struct.Struct("<I")  # swap_cache_hits, version 5
 
 
-def events(path, who):
+def events(path, who, swap_cache=False):
     """Each recorded event as (ts_ns, addr, flags, latency_ns), in order;
-    who names the caller in the error for a file that is not one."""
+    who names the caller in the error for a file that is not one.  With
+    swap_cache, a fifth field: the target's count of faults on swap-cache
+    pages not ours so far (recorded from version 5, counted only under
+    --swap-cache-hits), None where the event does not carry it."""
     with gzip.open(path, "rb") as f:
         data = f.read()
     if not data.startswith(b"LEAPREC\0"):
@@ -34,4 +38,10 @@ def events(path, who):
         if kind == REC_EVENT and length >= 4 + EVENT.size:
             ts, _cg, addr, _delta, _off, _tgid, _tid, flags, _type, latency = \
                 EVENT.unpack_from(payload, 4)
-            yield ts, addr, flags, latency
+            if not swap_cache:
+                yield ts, addr, flags, latency
+                continue
+            sch = None
+            if length >= 4 + EVENT.size + 4:
+                sch = SWAP_CACHE.unpack_from(payload, 4 + EVENT.size)[0]
+            yield ts, addr, flags, latency, sch
