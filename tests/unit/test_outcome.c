@@ -25,6 +25,9 @@ struct series {
 	enum leap_outcome_seg seg;
 	uint32_t factor_pct; /* this segment's noise */
 	uint32_t batch;	     /* pages a step (0: 1); long series take 8 */
+	/* for this long from each hold, hits on our pages at the on rate
+	 * (what windows issued before the hold left ahead of the program) */
+	uint64_t lead_ns, hold_start;
 };
 
 static uint32_t next_rand(uint32_t *s)
@@ -55,8 +58,15 @@ static void run(struct series *s, uint64_t on_rate, uint64_t held_rate, double s
 	uint64_t until = s->now + (uint64_t)(secs * S);
 
 	while (s->now < until) {
-		bool held = leap_outcome_holding(&s->o);
-		uint64_t rate = held ? held_rate : on_rate, dt;
+		bool held = leap_outcome_holding(&s->o), lead;
+		uint64_t rate, dt;
+
+		if (!held)
+			s->hold_start = 0;
+		else if (!s->hold_start)
+			s->hold_start = s->now;
+		lead = held && s->now - s->hold_start < s->lead_ns;
+		rate = held && !lead ? held_rate : on_rate;
 
 		if (s->o.seg != s->seg) { /* a new segment: new noise */
 			s->seg = s->o.seg;
@@ -76,6 +86,8 @@ static void run(struct series *s, uint64_t on_rate, uint64_t held_rate, double s
 			return;
 		}
 		leap_outcome_pages(&s->o, n);
+		for (uint32_t i = 0; lead && i < n; i++)
+			leap_outcome_lead_hit(&s->o, &s->p, s->now);
 		if (s->windows && !leap_outcome_holding(&s->o))
 			leap_outcome_window(&s->o, n);
 	}
@@ -265,6 +277,43 @@ static void test_settle_not_measured(void **state)
 	assert_int_equal(s.o.ratio_pct[0], 50);
 }
 
+/*
+ * Windows 3x as fast, and a lead: what they issued before each hold the
+ * program uses at their pace for lead_ns of it.  A lead the settle waits
+ * out (inside LEAP_OUTCOME_LEAD_MAX_NS) is not measured: the gain shows.
+ * One that outlasts the cap fills the measured held epoch with hits on our
+ * pages (ratio ~100%, "no gain" without the drop): those comparisons are
+ * dropped.  One that ends just past the cap leaves a few hits in it (under
+ * LEAP_OUTCOME_LEAD_MAX_PCT): kept.
+ */
+static void test_lead_outlasting_the_settle(void **state)
+{
+	struct series s;
+	(void)state;
+
+	series_init(&s, 0);
+	s.lead_ns = 120 * MS;
+	run(&s, 30000, 10000, 4.5);
+	assert_int_equal(s.o.verdict, LEAP_OUTCOME_GAIN);
+	assert_int_equal(s.o.lead_dropped, 0);
+
+	series_init(&s, 0);
+	s.lead_ns = 400 * MS;
+	run(&s, 30000, 10000, 10);
+	assert_int_equal(s.no_gain_at, 0);
+	assert_int_equal(s.o.comparisons, 0);
+	assert_true(s.o.lead_dropped >= s.p.judged);
+	assert_int_equal(s.o.dropped, s.o.lead_dropped);
+
+	/* 1 ms past the cap: 30 hits of ~520 pages, 6%. */
+	series_init(&s, 0);
+	s.lead_ns = LEAP_OUTCOME_LEAD_MAX_NS + 1 * MS;
+	run(&s, 30000, 10000, 5);
+	assert_int_equal(s.o.lead_dropped, 0);
+	assert_int_equal(s.o.verdict, LEAP_OUTCOME_GAIN);
+	assert_true(s.o.ratio_pct[0] > 33 && s.o.ratio_pct[0] < 40);
+}
+
 /* A target's first on epoch is first_on_ns long: a program that swaps
  * for less is never held; after a probe (first = false), on_ns at once. */
 static void test_first_epoch(void **state)
@@ -432,6 +481,7 @@ int main(void)
 		cmocka_unit_test(test_too_few_pages),
 		cmocka_unit_test(test_gap_drops),
 		cmocka_unit_test(test_settle_not_measured),
+		cmocka_unit_test(test_lead_outlasting_the_settle),
 		cmocka_unit_test(test_first_epoch),
 		cmocka_unit_test(test_recheck),
 		cmocka_unit_test(test_recorded_series),

@@ -47,6 +47,7 @@ static void enter(struct leap_outcome *o, enum leap_outcome_seg seg, uint64_t at
 	o->seg_start_ns = at;
 	o->seg_end_ns = at + len;
 	o->pages = 0;
+	o->lead_pages = 0;
 }
 
 static void start_on(struct leap_outcome *o, const struct leap_outcome_params *p,
@@ -150,6 +151,11 @@ static bool close_seg(struct leap_outcome *o, const struct leap_outcome_params *
 		enter(o, LEAP_OUTCOME_HELD, at, p->held_ns);
 		return false;
 	case LEAP_OUTCOME_HELD:
+		/* Our lead outlasted the settle: not Linux alone (outcome.h). */
+		if (rate && o->lead_pages * 100 > o->pages * LEAP_OUTCOME_LEAD_MAX_PCT) {
+			o->lead_dropped++;
+			rate = 0;
+		}
 		o->held_rate = rate;
 		start_on(o, p, at);
 		return false;
@@ -201,6 +207,8 @@ void leap_outcome_lead_hit(struct leap_outcome *o, const struct leap_outcome_par
 	uint64_t until = now_ns + p->settle_ns,
 		 latest = o->seg_start_ns + LEAP_OUTCOME_LEAD_MAX_NS;
 
+	if (o->seg == LEAP_OUTCOME_HELD)
+		o->lead_pages++;
 	if (o->seg != LEAP_OUTCOME_HELD_SETTLE)
 		return;
 	if (until > latest)
