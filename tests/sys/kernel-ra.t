@@ -196,9 +196,15 @@ cmp_ok "$(val seq-nobody pagemap_scans)" '>' 0 "seq, user nobody: its pagemap wa
 # it too (windows past the kernel's made CPython's scan of 256 MiB 13-26%
 # slower than the kernel alone, 2026-11-28); a stride past its reach still
 # gets windows, which the program hits.
-run shm-seq keep "seq shm"
+# A fresh-clone CI run of 2026-12-01 failed both checks (10 windows past
+# the kernel's, 34,172 pages prefetched, 33,309 hit; the kernel's own
+# swap_ra_hit 90 against ~29,000 in passing runs), 0 of 7 runs here: the
+# recording's plans say, next time, whether those windows' pages were
+# taken for shared memory ("shmem") and where the stream went past.
+run shm-seq keep "seq shm" --record "$tmp/shm-seq.rec"
 is "$(val shm-seq windows_beyond_kernel_readahead)" 0 \
-	"shm-seq: no window past the kernel's readahead in shared memory"
+	"shm-seq: no window past the kernel's readahead in shared memory" ||
+	diag "$("$AGENT" replay --plans "$tmp/shm-seq.rec" 2>&1 | grep -E ' window=' | head -n 40)"
 cmp_ok "$(val shm-seq prefetched)" '<' 500 \
 	"shm-seq: (almost) nothing prefetched ($(val shm-seq prefetched))"
 run shm-stride keep "stride:16 shm"

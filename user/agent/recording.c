@@ -692,6 +692,8 @@ static void print_plan(FILE *f, const struct leap_event *ev,
 		fputs(" around=kernel", f);
 	if (pl->step.ra_gap)
 		fprintf(f, " ra_gap=%" PRIu64, pl->step.ra_gap);
+	if (pl->step.shmem)
+		fputs(" shmem", f);
 	if (pl->cold_n)
 		fprintf(f, " cold=%" PRIu64 "+%u", pl->cold_first, pl->cold_n);
 	if (pl->quiet)
