@@ -81,6 +81,13 @@ like "$first" 'stand-down: no gain: with its windows held' \
 like "$(cat "$tmp/run.err")" 'standing down \(no gain' "... said on stderr"
 cmp_ok "$(jq .outcome_stand_downs "$tmp/run.json")" '>=' 1 "... counted (outcome_stand_downs)"
 
+# Every held epoch since the last probe was compared or dropped, but the
+# last, which the run's end may cut short.
+pending=$(jq '.targets[0].outcome | .held_epochs - .comparisons - .dropped' "$tmp/run.json")
+ok "$([ "${pending:-x}" = 0 ] || [ "${pending:-x}" = 1 ]; echo $?)" \
+	"the outcome's held epochs add up: compared, dropped ($(jq -c '.targets[0].outcome |
+	{held_epochs, comparisons, dropped, dropped_for_lead}' "$tmp/run.json")), one at most cut short"
+
 is "$(jq -r '.targets[0].prefetch' "$tmp/run.json")" prefetching \
 	"the scan: the target prefetches at the end"
 is "$(jq -r '.targets[0].outcome.verdict' "$tmp/run.json")" gain \

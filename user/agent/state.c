@@ -26,6 +26,9 @@ static json_object *outcome_json(const struct leap_outcome *o)
 			       json_object_new_uint64(o->held_epochs));
 	json_object_object_add(j, STATE_O_COMPARISONS,
 			       json_object_new_uint64(o->comparisons));
+	json_object_object_add(j, STATE_O_DROPPED, json_object_new_uint64(o->dropped));
+	json_object_object_add(j, STATE_O_DROPPED_LEAD,
+			       json_object_new_uint64(o->lead_dropped));
 	for (uint32_t i = 0; i < o->n_ratios; i++)
 		json_object_array_add(r, json_object_new_int((int)o->ratio_pct[i]));
 	json_object_object_add(j, STATE_O_RATIOS, r);

@@ -50,8 +50,12 @@
 #define STATE_O_VERDICT	    "verdict" /* leap_outcome_verdict_name() */
 #define STATE_O_HELD_EPOCHS "held_epochs"
 #define STATE_O_COMPARISONS "comparisons"
-#define STATE_O_RATIOS	    "ratios_pct" /* [...], the last LEAP_OUTCOME_JUDGED_MAX */
-#define STATE_O_MEDIAN	    "median_pct"
+/* held epochs not compared: a gap in the swap accesses, too few pages,
+ * or (the second) our windows' lead in the held epoch */
+#define STATE_O_DROPPED	     "dropped"
+#define STATE_O_DROPPED_LEAD "dropped_for_lead"
+#define STATE_O_RATIOS	     "ratios_pct" /* [...], the last LEAP_OUTCOME_JUDGED_MAX */
+#define STATE_O_MEDIAN	     "median_pct"
 /* The agent object beyond the counters. */
 #define STATE_A_CPU_USER     "cpu_user_s"
 #define STATE_A_CPU_SYSTEM   "cpu_system_s"

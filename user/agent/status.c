@@ -70,6 +70,7 @@ static void print_outcome(json_object *o)
 {
 	json_object *r = o ? state_get(o, STATE_O_RATIOS) : NULL;
 	size_t n = r ? json_object_array_length(r) : 0;
+	uint64_t dropped;
 
 	if (!o)
 		return;
@@ -77,6 +78,12 @@ static void print_outcome(json_object *o)
 	       state_str(o, STATE_O_VERDICT, "?"),
 	       (uint64_t)json_object_get_uint64(state_get(o, STATE_O_HELD_EPOCHS)),
 	       (uint64_t)json_object_get_uint64(state_get(o, STATE_O_COMPARISONS)));
+	dropped = json_object_get_uint64(state_get(o, STATE_O_DROPPED));
+	if (dropped)
+		printf(", %" PRIu64 " dropped (%" PRIu64 " on our windows' lead)",
+		       dropped,
+		       (uint64_t)json_object_get_uint64(
+			       state_get(o, STATE_O_DROPPED_LEAD)));
 	if (n) {
 		printf(": held ran at");
 		for (size_t i = n > 5 ? n - 5 : 0; i < n; i++)
