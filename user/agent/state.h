@@ -50,8 +50,8 @@
 #define STATE_O_VERDICT	    "verdict" /* leap_outcome_verdict_name() */
 #define STATE_O_HELD_EPOCHS "held_epochs"
 #define STATE_O_COMPARISONS "comparisons"
-/* held epochs not compared: a gap in the swap accesses, too few pages,
- * or (the second) our windows' lead in the held epoch */
+/* held epochs not compared (a gap in the swap accesses, too few pages,
+ * our windows' lead in the held epoch), and of them those for the lead */
 #define STATE_O_DROPPED	     "dropped"
 #define STATE_O_DROPPED_LEAD "dropped_for_lead"
 #define STATE_O_RATIOS	     "ratios_pct" /* [...], the last LEAP_OUTCOME_JUDGED_MAX */
