@@ -16,9 +16,10 @@ as its swap accesses, how many of them were misses (the page read from the
 device), how many hits on pages our windows read, the misses' mean fault
 time, and, in a recording made with --swap-cache-hits, the faults on
 swap-cache pages not ours (Linux's readahead read them; not among the
-accesses, which are the events: the judge adds them to its count).  A held epoch whose accesses are mostly hits on our pages did
-not measure Linux alone: it measured what our windows had left ahead of
-the program (include/leap/outcome.h, leap_outcome_lead_hit()).
+accesses, which are the events: the judge adds them to its count).  A
+held epoch whose accesses are mostly hits on our pages did not measure
+Linux alone: it measured what our windows had left ahead of the program
+(include/leap/outcome.h, leap_outcome_lead_hit()).
 
 The segments' bounds are the judge's defaults (LEAP_OUTCOME_DEFAULT_*):
 the comparison is made at the end of the head, which follows a 10 ms
@@ -56,7 +57,8 @@ def segment(evs, stamps, start, end):
             f"{ours:6d} hits on ours  misses {wait:6.0f} us")
     # The count is the target's so far: its advance from the event before
     # the segment to the segment's last (one target a recording, as the
-    # judge's runs have).
+    # judge's runs have).  Not shown where it is absent (before version 5)
+    # or still 0 (not counted: the run had no --swap-cache-hits).
     if seg and lo > 0 and seg[-1][3] and evs[lo - 1][3] is not None:
         text += f"  swap-cache hits {seg[-1][3] - evs[lo - 1][3]:6d}"
     return text

@@ -42,6 +42,6 @@ def events(path, who, swap_cache=False):
                 yield ts, addr, flags, latency
                 continue
             sch = None
-            if length >= 4 + EVENT.size + 4:
+            if length >= 4 + EVENT.size + SWAP_CACHE.size:
                 sch = SWAP_CACHE.unpack_from(payload, 4 + EVENT.size)[0]
             yield ts, addr, flags, latency, sch
