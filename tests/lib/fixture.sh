@@ -94,7 +94,24 @@ _fx_on_exit()
 	fixture_teardown
 	[ -n "$FX_STATE" ] && rm -rf "$FX_STATE"
 	FX_STATE=
+	_fx_guardian_stop
 	exit $rc
+}
+
+# Torn down already: the guardian has nothing left to do.  Left to notice
+# the test's end itself, it and its `sleep 0.2` outlived the test by up to
+# 0.2 s, and a guest part's leftover check (tests/vm/suite.sh) found them
+# "still running" (a fresh-clone run of guest-6.1.t's arming, 2026-12-01).
+# Stopped first, so it forks no new sleep while its children are killed;
+# it ignores TERM (below), not KILL.
+_fx_guardian_stop()
+{
+	[ -n "${FX_GUARDIAN:-}" ] || return 0
+	kill -STOP "$FX_GUARDIAN" 2>/dev/null || return 0
+	pkill -KILL -P "$FX_GUARDIAN" 2>/dev/null
+	kill -KILL "$FX_GUARDIAN" 2>/dev/null
+	wait "$FX_GUARDIAN" 2>/dev/null
+	FX_GUARDIAN=
 }
 
 _fx_guardian_start()
