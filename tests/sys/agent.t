@@ -220,6 +220,11 @@ is $? 137 "run: a command its memory cgroup OOM-kills exits 137"
 cmp_ok "$(jf "$tmp/oom.json" oom_kills)" '>=' 1 "JSON oom_kills counts the kill"
 like "$(cat "$tmp/oom.err")" "OOM killer killed 1 process of the command \(--memory-limit 16 MiB\)" \
 	"and the agent says so"
+# Whose allocation invoked it, from the kernel log (oomcause.h): the
+# command's own here, since --policy observe issues no window.
+like "$(cat "$tmp/oom.err")" "by the kernel log, 0 invoked by leap's prefetch .*, 1 by the command's own allocations" \
+	"and whose allocation invoked the killer: the command's own"
+is "$(jf "$tmp/oom.json" oom_kills_by_prefetch)" 0 "JSON oom_kills_by_prefetch: none by the agent"
 is "$(jf "$tmp/off.json" oom_kills)" 0 "a run without one reports oom_kills 0"
 
 # ---- bad input ------------------------------------------------------------------

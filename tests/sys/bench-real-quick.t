@@ -48,7 +48,7 @@ ok "$([ -s "$raw" ] && echo 0 || echo 1)" "the raw runs' CSV was written ($raw)"
 for p in py-stride perl-stride; do
 	for row in b c; do
 		counts=$(awk -F, -v p="$p" -v r="$row" 'NR > 1 && $1 == p && $4 == r { n[$6]++ }
-			END { printf "%d %d %d %d", n["ok"], n["oom"], n["timeout"], n["wrong"] + n["fail"] }' \
+			END { printf "%d %d %d %d", n["ok"], n["oom"] + n["oom-prefetch"], n["timeout"], n["wrong"] + n["fail"] }' \
 			"$raw" 2>/dev/null)
 		read -r counted oom timedout other <<<"${counts:-0 0 0 0}"
 		cmp_ok "$counted" '>=' 1 \

@@ -78,7 +78,7 @@ def table(runs, meta):
             continue
         key = (r["program"], r["row"])
         pcts.add(r["pct"])
-        if r["status"] in ("oom", "timeout"):
+        if r["status"] in ("oom", "oom-prefetch", "timeout"):
             lost[key] = lost.get(key, 0) + 1
         elif r["status"] == "ok":
             ok.setdefault(key, []).append(r)

@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "leap/size.h"
+#include "oomcause.h"
 #include "session.h"
 
 enum {
@@ -69,24 +70,36 @@ static error_t parse_run(int key, char *arg, struct argp_state *state)
 
 /*
  * The OOM killer took a process of the command: say so, since a bare
- * "killed by signal 9" hides it.  The count is the cgroup's own (v1
- * memory.oom_control, v2 memory.events: kills of its tasks by any OOM
- * killer).  The kernel log's OOM report names the task whose allocation
- * invoked the killer: the program's own fault, or the agent's
+ * "killed by signal 9" hides it, and whose allocation invoked it.  The
+ * count is the cgroup's own (v1 memory.oom_control, v2 memory.events:
+ * kills of its tasks by any OOM killer); the cause is the kernel log's
+ * (oomcause.h): the program's own fault, or the agent's
  * process_madvise(MADV_WILLNEED), whose swap-ins are charged to the same
- * cgroup (mm/swap_state.c __read_swap_cache_async ->
- * mem_cgroup_swapin_charge_folio) and, on memcg v1, may run the OOM killer
- * like any other charge.  Seen here with swap to spare and with or without
- * the agent (README, Known limits).
+ * cgroup and may run the OOM killer like any other charge.  Seen here
+ * with swap to spare and with or without the agent (README, Known limits).
  */
-static void report_oom_kills(uint64_t kills, uint64_t limit)
+static void report_oom_kills(uint64_t kills, uint64_t limit, int log_rc, uint64_t logged,
+			     uint64_t by_agent)
 {
 	fprintf(stderr, "leap-agent: the OOM killer killed %llu process%s of the command",
 		(unsigned long long)kills, kills == 1 ? "" : "es");
 	if (limit)
 		fprintf(stderr, " (--memory-limit %llu MiB)",
 			(unsigned long long)(limit >> 20));
-	fprintf(stderr, "; the kernel log names the task whose allocation invoked it\n");
+	if (log_rc)
+		fprintf(stderr,
+			"; the kernel log names the task whose allocation invoked "
+			"it (unread here: %s)\n",
+			strerror(-log_rc));
+	else if (logged)
+		fprintf(stderr,
+			";\nby the kernel log, %llu invoked by leap's prefetch (its "
+			"process_madvise's charge), %llu by the command's own "
+			"allocations\n",
+			(unsigned long long)by_agent,
+			(unsigned long long)(logged - by_agent));
+	else
+		fprintf(stderr, "; the kernel log since the start names none of them\n");
 }
 
 /* The command, forked and held until released through go (go[0] its end);
@@ -128,15 +141,17 @@ static void preopen_after_exec(struct agent *a, pid_t child, int *ex_read)
 }
 
 static void report(struct session *s, const struct agent_policy *pol,
-		   struct run_cgroup *cg, int rc)
+		   struct run_cgroup *cg, const char *cg_name, struct oom_causes *causes,
+		   int rc)
 {
 	const struct agent_opts *o = s->o;
 	json_object *sum = session_summary(s);
-	uint64_t oom_kills = 0, majflt = 0;
+	uint64_t oom_kills = 0, majflt = 0, logged = 0, by_agent = 0;
 	bool oom_known = run_cgroup_oom_kills(cg, &oom_kills) == 0;
+	int log_rc = oom_causes_count(causes, cg_name, &logged, &by_agent);
 
 	if (oom_known && oom_kills)
-		report_oom_kills(oom_kills, o->mem_limit);
+		report_oom_kills(oom_kills, o->mem_limit, log_rc, logged, by_agent);
 	json_object_object_add(sum, "policy",
 			       json_object_new_string(agent_mode_name(pol->mode)));
 	json_object_object_add(sum, "memory_limit", json_object_new_uint64(o->mem_limit));
@@ -144,6 +159,11 @@ static void report(struct session *s, const struct agent_policy *pol,
 	if (oom_known)
 		json_object_object_add(sum, "oom_kills",
 				       json_object_new_uint64(oom_kills));
+	/* Kills the kernel log shows invoked by our own prefetch's charge;
+	 * absent where the log could not be read. */
+	if (!log_rc)
+		json_object_object_add(sum, "oom_kills_by_prefetch",
+				       json_object_new_uint64(by_agent));
 	if (run_cgroup_major_faults(cg, &majflt) == 0)
 		json_object_object_add(sum, "major_faults",
 				       json_object_new_uint64(majflt));
@@ -170,6 +190,7 @@ int do_run(int argc, char **argv)
 	struct agent_policy pol;
 	struct session s;
 	struct run_cgroup cg;
+	struct oom_causes causes = {.fd = -1};
 	char err[1024], name[64];
 	/* go: the parent releases the command; ex: closed by its exec */
 	int go[2] = {-1, -1}, ex[2] = {-1, -1}, status = 0, rc = 1;
@@ -187,6 +208,7 @@ int do_run(int argc, char **argv)
 		fprintf(stderr, "leap-agent: %s\n", err);
 		return 1;
 	}
+	oom_causes_open(&causes); /* while the agent may still read the log */
 	if (session_guard(&s, &cg)) {
 		perror("leap-agent: fork");
 		run_cgroup_destroy(&cg);
@@ -237,7 +259,7 @@ int do_run(int argc, char **argv)
 	}
 	child = -1;
 	rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-	report(&s, &pol, &cg, rc);
+	report(&s, &pol, &cg, name, &causes, rc);
 out:
 	if (go[1] >= 0)
 		close(go[1]); /* an unreleased child reads EOF and exits 127 */
@@ -246,6 +268,7 @@ out:
 			close(ex[i]);
 	if (child > 0)
 		waitpid(child, NULL, 0);
+	oom_causes_close(&causes);
 	session_end(&s); /* the guardian removes the cgroup, restores page-cluster */
 	return rc;
 }
