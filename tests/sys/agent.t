@@ -73,6 +73,12 @@ cmp_ok "$(jf "$tmp/leap.json" events)" '>' 10000 "events arrive ($(jf "$tmp/leap
 cmp_ok "$(jf "$tmp/off.json" prefetched)" '==' 0 "policy off prefetches nothing"
 cmp_ok "$(jf "$tmp/leap.json" prefetched)" '>' 5000 "policy leap prefetches ($(jf "$tmp/leap.json" prefetched))"
 cmp_ok "$(jf "$tmp/leap.json" hits)" '>' 5000 "prefetch hits are counted ($(jf "$tmp/leap.json" hits))"
+# While it swaps in, its memory cgroup's statistics are flushed every
+# 50 ms (memflush.h): a run of a few seconds reads memory.stat many times;
+# policy off follows nothing, so it reads none.
+cmp_ok "$(jf "$tmp/leap.json" memcg_stat_reads)" '>=' 5 \
+	"the swapping target's memory.stat is read ($(jf "$tmp/leap.json" memcg_stat_reads))"
+is "$(jf "$tmp/off.json" memcg_stat_reads)" 0 "... and an off target's never"
 # An off target is not followed: its swap-ins arm no fault hooks, so its
 # misses are the cgroup's major faults, not the hooks' count.
 is "$(jf "$tmp/off.json" fault_hook_arms)" 0 "policy off arms no fault hooks"

@@ -23,6 +23,7 @@ static void test_defaults_and_inheritance(void **state)
 	assert_int_equal(parse(""), 0);
 	assert_int_equal(cfg.def.mode, AGENT_MODE_LEAP);
 	assert_int_equal(cfg.queue_depth, 64);
+	assert_int_equal(cfg.memcg_flush_ms, 50);
 	assert_int_equal(cfg.def.params.hsize, LEAP_DEFAULT_HSIZE);
 
 	/* [cgroup] before [default]: inheritance is not order dependent. */
@@ -35,10 +36,12 @@ static void test_defaults_and_inheritance(void **state)
 			       "hsize = 16\n"
 			       "[agent]\n"
 			       "ring_kb = 8192\n"
-			       "queue_depth = 8\n"),
+			       "queue_depth = 8\n"
+			       "memcg_flush_ms = 0\n"),
 			 0);
 	assert_int_equal(cfg.ring_kb, 8192);
 	assert_int_equal(cfg.queue_depth, 8);
+	assert_int_equal(cfg.memcg_flush_ms, 0);
 	assert_int_equal(cfg.ncgroups, 1);
 	p = agent_config_policy_for(&cfg, "/sys/fs/cgroup/unified/db");
 	assert_int_equal(p->params.pw_max, 64);
@@ -131,6 +134,9 @@ static void test_bad_files(void **state)
 	expect_error("[agent]\nring_kb = 1\n", ":2: bad value '1' for ring_kb");
 	expect_error("[agent]\nqueue_depth = 0\n",
 		     ":2: bad value '0' for queue_depth (a number from 1 to 64)");
+	expect_error(
+		"[agent]\nmemcg_flush_ms = 10001\n",
+		":2: bad value '10001' for memcg_flush_ms (a number from 0 to 10000)");
 	expect_error("[agent]\nsweeps = maybe\n",
 		     ":2: bad value 'maybe' for sweeps (on or off)");
 	expect_error("hsize = 4\n", ":1: 'hsize' outside any section");

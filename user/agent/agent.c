@@ -84,12 +84,17 @@ void agent_update_env(struct agent *a)
 
 int agent_init(struct agent *a, const struct agent_config *cfg, bool follow_cpu)
 {
+	int rc;
+
 	memset(a, 0, sizeof(*a));
 	a->config = *cfg;
 	a->next_slot = 1; /* slot 0 collects pid targets */
 	a->ra_pages = kernel_ra_pages();
 	a->swap = read_swaps();
 	account_init(a);
+	rc = memflush_init(&a->memflush, cfg->memcg_flush_ms);
+	if (rc)
+		return rc;
 	return execute_init(a, follow_cpu);
 }
 
@@ -153,6 +158,7 @@ void agent_stop_issuer(struct agent *a)
 
 void agent_fini(struct agent *a)
 {
+	memflush_stop(&a->memflush);
 	execute_fini(a);
 	decision_fini(a);
 	leaves_fini(&a->leaves);
@@ -164,11 +170,13 @@ void agent_fini(struct agent *a)
  * fault hooks' keep-alive, and in backend mode which swap type the
  * device's reads confirm.
  */
-static void observe_note(struct agent *a, const struct leap_event *ev)
+static void observe_note(struct agent *a, struct agent_target *t,
+			 const struct leap_event *ev)
 {
 	struct backend *be = a->ex.be;
 
-	hooks_note_event(a, ev);
+	if (hooks_note_event(a, ev) && t->kind == TARGET_CGROUP)
+		memflush_note(&a->memflush, t->slot, ev->ts_ns); /* swapping */
 	if (!be)
 		return;
 	if (ev->flags & LEAP_EV_DEV_MULTI)
@@ -197,7 +205,7 @@ int agent_on_event(void *ctx, const struct leap_event *ev)
 	account_drain(a);
 	t = target_of_event(a, ev);
 	if (t && t->policy.mode != AGENT_MODE_OFF)
-		observe_note(a, ev);
+		observe_note(a, t, ev);
 	plan = decision_event(a, t ? t->core_id : LEAP_CORE_NO_TARGET, ev);
 	execute_plan(a, t, ev, plan);
 	return 0;

@@ -30,6 +30,7 @@
 #include "leap/core.h"
 #include "leap/recent.h"
 #include "leaves.h"
+#include "memflush.h"
 #include "observer.h"
 #include "placement.h"
 #include "prefetch.h"
@@ -159,6 +160,7 @@ struct agent {
 	struct agent_decision dec;
 	struct agent_exec ex;
 	struct agent_account acct;
+	struct memflush memflush; /* the swapping targets' memory.stat, read */
 };
 
 /* Backend mode with --backend-into cache: windows are pushed to leap-swapd

@@ -58,6 +58,11 @@ int cgroup2_mount(char *out, size_t len)
 	return find_mount("cgroup2", NULL, out, len);
 }
 
+int cgroup1_memory_mount(char *out, size_t len)
+{
+	return find_mount("cgroup", "memory", out, len);
+}
+
 static int write_file(const char *dir, const char *file, const char *val)
 {
 	char path[PATH_MAX + 64];

@@ -25,6 +25,8 @@ struct run_cgroup {
 int read_keyed(const char *dir, const char *file, const char *key, uint64_t *val);
 /* Mount point of the cgroup2 hierarchy, or -ENOENT. */
 int cgroup2_mount(char *out, size_t len);
+/* Mount point of the cgroup v1 hierarchy with the memory controller, or -ENOENT. */
+int cgroup1_memory_mount(char *out, size_t len);
 /* Creates the cgroups (limit 0: no limit).  err gets a message on failure. */
 int run_cgroup_create(struct run_cgroup *cg, const char *name, uint64_t limit, char *err,
 		      size_t errlen);

@@ -7,6 +7,8 @@
  *   workers = 2          ; threads issuing windows (0: the event thread)
  *   queue_depth = 64     ; windows a target may have waiting for them (1-64)
  *   prefetch_rate = 0    ; pages/s all targets may prefetch (0: no cap)
+ *   memcg_flush_ms = 50  ; a swapping target's memory.stat read this often
+ *                        ; (memflush.h; 0: never)
  *   sweeps = on          ; shared regions read by several processes at once
  *                        ; followed where the data is (leap/sweep.h) | off
  *   [default]
@@ -96,6 +98,7 @@ void agent_config_default(struct agent_config *c)
 	c->idle_timeout_s = 60;
 	c->workers = AGENT_WORKERS_AUTO;
 	c->queue_depth = ISSUER_QUEUE_MAX;
+	c->memcg_flush_ms = AGENT_MEMCG_FLUSH_MS;
 	c->sweeps = true;
 }
 
@@ -238,6 +241,8 @@ static int set_agent_key(struct parse_state *st, const char *key, const char *v)
 		 offsetof(struct agent_config, queue_depth)},
 		{"prefetch_rate", 0, 1 << 30,
 		 offsetof(struct agent_config, prefetch_rate)},
+		{"memcg_flush_ms", 0, 10000,
+		 offsetof(struct agent_config, memcg_flush_ms)},
 	};
 	unsigned long long x;
 

@@ -35,6 +35,8 @@ struct agent_policy {
 };
 
 #define AGENT_DEFAULT_COLD_BEHIND 256u
+/* memcg_flush_ms: why and how often, user/agent/memflush.h. */
+#define AGENT_MEMCG_FLUSH_MS 50u
 /* outcome = judge by default (docs/agent.md, "Judged by the outcome"). */
 #define AGENT_DEFAULT_JUDGE_OUTCOME true
 /* Pages per MADV_COLD call, at least: each call costs ~16 us and ~0.16 us
@@ -69,6 +71,9 @@ struct agent_config {
 	 * oldest is dropped past it (issuer.h). */
 	unsigned queue_depth;
 	unsigned prefetch_rate; /* pages/s for all targets together; 0: no cap */
+	/* How often a target's memory.stat is read while it swaps in, so that
+	 * reclaim sees its LRU lists as they are (memflush.h); 0: never. */
+	unsigned memcg_flush_ms;
 	/* Shared regions several processes read upwards at once followed
 	 * where the data is (include/leap/sweep.h); default on. */
 	bool sweeps;

@@ -80,6 +80,9 @@ const struct agent_counter agent_counters[] = {
 	     "Threads told to wake the agent again."),
 	AGENT("prefetch_syscalls", acct.pf_sum.willneed.calls,
 	      "leap_agent_prefetch_syscalls_total", "process_madvise calls made."),
+	AGENT("memcg_stat_reads", memflush.reads, "leap_agent_memcg_stat_reads_total",
+	      "Reads of a swapping target's memory.stat, which refresh its reclaim "
+	      "statistics (memcg_flush_ms)."),
 	AGENT("prefetch_not_swapped", acct.pf_sum.not_swapped,
 	      "leap_agent_prefetch_not_swapped_pages_total",
 	      "Candidate pages skipped because they were not swapped out."),

@@ -108,13 +108,15 @@ void hooks_arm(struct agent *a, const struct leap_event *ev)
  * page read from the swap device (not a zero-filled entry or a zswap hit,
  * which read none), or a hit.
  */
-void hooks_note_event(struct agent *a, const struct leap_event *ev)
+bool hooks_note_event(struct agent *a, const struct leap_event *ev)
 {
 	if (((ev->flags & LEAP_EV_MAJOR) && (ev->flags & LEAP_EV_SWAPIN_IO)) ||
 	    (ev->flags & LEAP_EV_PREFETCHED)) {
 		a->arm.keep_win_reads++;
 		a->arm.armed_keeps++;
+		return true;
 	}
+	return false;
 }
 
 /*

@@ -43,8 +43,8 @@ bool hooks_follow(const struct agent *a, const struct agent_target *t);
  * were off): the hooks come on at the AGENT_ARM_READS-th in the window. */
 void hooks_arm(struct agent *a, const struct leap_event *ev);
 /* An event of a followed target, counted when it keeps the hooks on (a
- * page read from the swap device, or a hit). */
-void hooks_note_event(struct agent *a, const struct leap_event *ev);
+ * page read from the swap device, or a hit): returns whether it does. */
+bool hooks_note_event(struct agent *a, const struct leap_event *ev);
 /* After a verdict or a change of targets: the hooks off at once, and the
  * block I/O hook that arms them off too, while nobody is followed; that
  * hook on again when somebody is. */

@@ -11,6 +11,7 @@
 #include "caps.h"
 #include "clock.h"
 #include "hooks.h"
+#include "memflush.h"
 #include "metrics.h"
 #include "session.h"
 #include "state.h"
@@ -243,6 +244,7 @@ void session_warn_observing(const struct session *s)
  * call unless the program is linked with libpsx), and a thread keeps the
  * sets it was created with.  Workers started before it kept all of root's
  * (CapEff 000001fffeffffff beside the main thread's 0000008000880000).
+ * So does the thread that reads the targets' memory.stat (memflush.h).
  */
 int session_drop_caps(struct session *s, bool keep_sys_admin)
 {
@@ -255,6 +257,10 @@ int session_drop_caps(struct session *s, bool keep_sys_admin)
 			strerror(-rc));
 	}
 	state_write(s->a, s->caps);
+	rc = memflush_start(&s->a->memflush);
+	if (rc)
+		fprintf(stderr, "leap-agent: warning: no thread for memory.stat: %s\n",
+			strerror(-rc));
 	return start_issuer(s->a, s->o);
 }
 

@@ -8,6 +8,7 @@
 #include "account.h"
 #include "cgroup.h"
 #include "decision.h"
+#include "memflush.h"
 #include "targets.h"
 
 static uint32_t target_flags(const struct agent *a, const struct agent_target *t)
@@ -70,6 +71,8 @@ static struct agent_target *target_new(struct agent *a, enum target_kind kind,
 /* Pushing t into BPF failed: the core forgets it too. */
 static int target_abandon(struct agent *a, struct agent_target *t, int rc)
 {
+	if (t->kind == TARGET_CGROUP)
+		memflush_clear(&a->memflush, t->slot);
 	decision_target_remove(a, t->core_id);
 	return rc;
 }
@@ -112,6 +115,7 @@ int agent_add_cgroup_opts(struct agent *a, const char *path,
 	}
 	t->cgroup_id = id;
 	snprintf(t->path, sizeof(t->path), "%s", path);
+	memflush_set(&a->memflush, t->slot, path);
 	t->exact_forced = force_exact;
 	if (force_exact)
 		t->policy.exact = true;
