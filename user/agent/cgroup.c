@@ -158,7 +158,7 @@ int run_cgroup_create(struct run_cgroup *cg, const char *name, uint64_t limit, c
 		}
 		return 0;
 	}
-	if (find_mount("cgroup", "memory", v1root, sizeof(v1root))) {
+	if (cgroup1_memory_mount(v1root, sizeof(v1root))) {
 		snprintf(err, errlen,
 			 "no memory controller: cgroup2 at %s lacks it and no v1 memory "
 			 "hierarchy "

@@ -12,7 +12,9 @@
 #include "clock.h"
 #include "memflush.h"
 
-int memflush_stat_path(const char *dir, char *out, size_t len)
+/* The memory.stat of cgroup v2 directory dir, or of the v1 memory
+ * hierarchy's cgroup of the same path; 0 or -ENOENT. */
+static int stat_path(const char *dir, char *out, size_t len)
 {
 	char v2root[PATH_MAX], v1root[PATH_MAX];
 	size_t n;
@@ -140,7 +142,7 @@ void memflush_set(struct memflush *m, uint32_t slot, const char *dir)
 
 	if (!m->path || slot >= LEAP_STATS_SLOTS)
 		return;
-	if (memflush_stat_path(dir, path, sizeof(path)))
+	if (stat_path(dir, path, sizeof(path)))
 		path[0] = '\0'; /* no memory controller there: nothing to read */
 	pthread_mutex_lock(&m->lock);
 	memcpy(m->path[slot], path, sizeof(path));

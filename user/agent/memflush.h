@@ -65,9 +65,6 @@ struct memflush {
 	uint64_t reads;			      /* counter memcg_stat_reads */
 };
 
-/* The memory.stat of cgroup v2 directory dir, or of the v1 memory
- * hierarchy's cgroup of the same path; 0 or -ENOENT. */
-int memflush_stat_path(const char *dir, char *out, size_t len);
 /* every_ms 0: nothing is ever read.  0 or -errno. */
 int memflush_init(struct memflush *m, unsigned every_ms);
 /* The reading thread, started only after the agent dropped its
