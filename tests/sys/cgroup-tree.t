@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# leap-timeout: 25
+# leap-timeout: 40
 # SPDX-License-Identifier: MIT
 # Cgroup trees: a --cgroup / [cgroup PATH] target covers its descendants,
 # including cgroups created after attach, and the deepest target's policy
@@ -13,7 +13,8 @@
 #    target; the Prometheus output (stats --format prometheus and the
 #    --metrics-textfile file) parses with the reference parser;
 #  - a matched cgroup removed, and a target removed and re-created, while
-#    watched: the agent keeps running and says what happened;
+#    watched: the agent keeps running and says what happened, and the
+#    re-created target's memory.stat, new with it, is read while it swaps;
 #  - --cgroup-exact: the slice's own tasks count, its children's do not.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -162,9 +163,33 @@ wait_log "watched cgroup $T was removed"
 ok $? "the agent says so" || diag "$(cat "$tmp/agent.err")"
 state_fresh
 like "$("$AGENT" status)" "target: +cgroup $T .* match=tree removed" "status shows it removed"
+# Re-created with a memory controller where the first had none (on a
+# hybrid host: a v1 memory cgroup of the same path, made first): the agent
+# finds its memory.stat as it watches the path again, and keeps reclaim's
+# statistics fresh while it swaps (user/agent/memflush.h).
+reads() { "$AGENT" stats --format prometheus |
+	awk '$1 == "leap_agent_memcg_stat_reads_total" { print int($2) }'; }
+tv1=
+if [ -z "$FX_MEMCG_V2_ONLY" ]; then
+	tv1=$FX_MEMCG_V1_ROOT/${T#"$FX_CG2_ROOT"/}
+	fixture_register rmdir "$tv1"
+	mkdir "$tv1" && echo 32M >"$tv1/memory.limit_in_bytes" &&
+		echo 60 >"$tv1/memory.swappiness"
+	ok $? "a v1 memory cgroup of the removed target's path"
+	is "$(reads)" 0 "no memory.stat read so far (no target had a memory controller)"
+fi
 mkdir "$T"
 wait_log "cgroup $T exists again \(id [0-9]+\); watching it"
 ok $? "re-created: watched again" || diag "$(cat "$tmp/agent.err")"
+if [ -n "$tv1" ]; then
+	run_timeout 120 "${in_cg[@]:0:4}" "$tv1" "$T" "$WL" --pattern stride:16 --footprint 48M \
+		>/dev/null 2>"$tmp/wl3.err"
+	is $? 0 "workload in it: exit 0 (data verified)" || diag "$(cat "$tmp/wl3.err")"
+	state_fresh
+	cmp_ok "$(reads)" '>' 0 "its memory.stat is read while it swaps"
+else
+	skip "memory.stat read after re-creation" "pure cgroup v2: the target had one from the start"
+fi
 ok "$(_fx_alive "$AGENT_PID"; echo $?)" "the agent kept running throughout"
 stop_agent
 is $? 0 "SIGINT: the agent exits 0"

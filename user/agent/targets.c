@@ -246,6 +246,9 @@ static void check_cgroup_target(struct agent *a, struct agent_target *t)
 		return;
 	}
 	t->gone = false;
+	/* Found afresh: the new cgroup may have a memory controller (or a v1
+	 * twin) where the old one had none, or the other way round. */
+	memflush_set(&a->memflush, t->slot, t->path);
 	a->state_dirty = true;
 	fprintf(stderr, "leap-agent: cgroup %s exists again (id %llu); watching it\n",
 		t->path, (unsigned long long)id);
