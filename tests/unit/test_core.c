@@ -594,6 +594,68 @@ static void test_quiet_with_two_lanes(void **state)
 	leap_core_free(c);
 }
 
+/*
+ * Misses with nothing of ours to do (no trend: around them is the
+ * kernel's; or a window no larger than the kernel's cluster) can wait for
+ * the next batch of events: the thread goes quiet, once per half a quiet
+ * time.  A stride's first window larger than that lifts the quiet, so a
+ * strided scan that follows is seen at once again.
+ */
+static void test_quiet_while_nothing_to_do(void **state)
+{
+	struct leap_core *c = core_new();
+	uint32_t t = add_target(c, LEAP_CORE_LEAP, false);
+	const struct leap_core_counters *k = leap_core_counters(c);
+	const struct leap_core_plan *pl;
+	uint64_t page = 0, ts = 1, x = 12345;
+	unsigned sets = 0, lifted_at = 0;
+	static uint64_t win[4096];
+	uint32_t nwin = 0;
+	(void)state;
+
+	for (int i = 0; i < 200; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+		page = 100000 + (x >> 33) % 50000; /* random look-ups */
+		pl = feed(c, t, page, MISS, ts += 100000);
+		assert_true(pl->n <= LEAP_CORE_QUIET_WINDOW);
+		sets += pl->quiet == LEAP_QUIET_SET;
+	}
+	/* 20 ms of misses: set once, renewed after half a quiet time */
+	assert_int_equal(k->quiet_sets, 1);
+	assert_true(sets >= 1 && sets <= 2);
+	assert_int_equal(k->quiet_lifts, 0);
+
+	/*
+	 * A stride of 16 pages: its windows' pages are hit (their look-ahead
+	 * markers wake the agent whether the thread is quiet or not: the
+	 * observer's rule), the rest missed, so its windows grow to 16 pages
+	 * without a miss.  Then its pages come late: the first such miss,
+	 * its window past the kernel's cluster, lifts the quiet.
+	 */
+	page = 500000;
+	for (unsigned i = 1; i <= 200 && !lifted_at; i++, page += 16) {
+		bool ours = false;
+
+		for (uint32_t j = 0; j < nwin; j++)
+			ours = ours || win[j] == page;
+		/* from the 30th page on, our pages come late (read, not yet in) */
+		pl = feed(c, t, page,
+			  !ours	   ? MISS
+			  : i < 30 ? LEAP_EV_PREFETCHED
+				   : MISS | LEAP_EV_PREFETCHED,
+			  ts += 100000);
+		for (uint32_t j = 0; j < pl->n && nwin < 4096; j++)
+			win[nwin++] = pl->pages[j];
+		if (pl->quiet == LEAP_QUIET_LIFT) {
+			lifted_at = i;
+			assert_true(pl->n > LEAP_CORE_QUIET_WINDOW);
+		}
+	}
+	assert_int_equal(k->quiet_lifts, 1);
+	assert_true(lifted_at >= 30 && lifted_at <= 40);
+	leap_core_free(c);
+}
+
 /* A process gone: its streams go, and a new stream in the same slot is
  * another (its generation). */
 static void test_forget(void **state)
@@ -625,6 +687,7 @@ int main(void)
 		cmocka_unit_test(test_outcome_waits_out_the_lead),
 		cmocka_unit_test(test_served_streams),
 		cmocka_unit_test(test_quiet_with_two_lanes),
+		cmocka_unit_test(test_quiet_while_nothing_to_do),
 		cmocka_unit_test(test_forget),
 	};
 

@@ -387,21 +387,22 @@ static struct leap_decide_cfg step_cfg(const struct leap_core *c,
 }
 
 /*
- * Misses of a held stream are only recorded: the observer is asked not to
- * wake us for the thread's misses (they come with the next batch), and to
- * wake us again at its first miss we would act on.  Written when the
- * thread's quiet time is half gone, not per miss; and not for a thread
- * whose quiet was lifted within the quiet time: it has another stream
- * (lane) we act on, which a quiet would make wait for the next batch, and
- * its held and acted-on misses in turns would write the map at each.
+ * Misses that can wait (miss_can_wait(): a held stream's, most) are only
+ * recorded: the observer is asked not to wake us for the thread's misses
+ * (they come with the next batch), and to wake us again at its first miss
+ * we would act on.  Written when the thread's quiet time is half gone, not
+ * per miss; and not for a thread whose quiet was lifted within the quiet
+ * time: it has another stream (lane) we act on, which a quiet would make
+ * wait for the next batch, and its held and acted-on misses in turns
+ * would write the map at each.
  */
-static void plan_quiet(struct leap_core *c, const struct leap_event *ev, bool hold,
+static void plan_quiet(struct leap_core *c, const struct leap_event *ev, bool can_wait,
 		       struct leap_core_plan *plan)
 {
 	struct core_quiet *q = &c->quiet[ev->tid % LEAP_CORE_QUIET_SLOTS];
 	bool mine = q->tid == ev->tid && q->until > ev->ts_ns;
 
-	if (hold) {
+	if (can_wait) {
 		if (mine && q->until - ev->ts_ns > LEAP_CORE_QUIET_NS / 2)
 			return;
 		if (!mine && q->tid == ev->tid && ev->ts_ns >= q->lifted &&
@@ -423,6 +424,23 @@ static void plan_quiet(struct leap_core *c, const struct leap_event *ev, bool ho
 		return;
 	}
 	plan->quiet_tid = ev->tid;
+}
+
+/*
+ * Whether a miss's plan gains nothing from the agent waking at once: a
+ * held stream (the kernel's readahead serves it), no window of ours (no
+ * trend: around the miss is the kernel's), or one no larger than the
+ * cluster the kernel reads around the miss itself.  SQLite's random
+ * look-ups planned 1-page windows now and then, and each lifted the quiet:
+ * the agent woke for every miss, on the program's CPU, and the program
+ * ran ~2,500 more time slices in the 0.9 s phase (2026-12-02,
+ * docs/bench-real.md).  A look-ahead's hit wakes the agent by its marker,
+ * quiet or not (bpf/leap_observer.bpf.c), so a stride's windows go on.
+ */
+static bool miss_can_wait(const struct leap_plan *step)
+{
+	return step->hold || step->dec.around_left ||
+	       (step->n <= LEAP_CORE_QUIET_WINDOW && !step->dec.lookahead);
 }
 
 /* The port, for one process: what the stream's step asks. */
@@ -618,7 +636,7 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 						.gen = s->gen};
 	plan->progress = s->hist.last_page;
 	if (plan->step.kra_checked)
-		plan_quiet(c, ev, plan->step.hold, plan);
+		plan_quiet(c, ev, miss_can_wait(&plan->step), plan);
 	if (plan->step.cold_n) {
 		plan->cold_first = plan->step.cold_first;
 		plan->cold_n = plan->step.cold_n;
