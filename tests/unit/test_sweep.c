@@ -83,7 +83,8 @@ struct run {
 	uint32_t misplaced; /* window pages outside the faulting reader's mapping,
 			     * or a region's not ahead of what it had read */
 	uint64_t sweep_windows;
-	uint32_t widest; /* the widest region window */
+	uint32_t widest;      /* the widest region window */
+	uint32_t swept_quiet; /* a sweep's misses that quieted their thread */
 };
 
 /* Per object page: 0 absent, 1 read by the kernel's cluster, 2 + k planned
@@ -135,6 +136,7 @@ static struct run feed(bool sweeps, uint32_t lanes, const uint32_t (*acc)[2], ui
 		if (idx > highest)
 			highest = idx;
 		pl = leap_core_event(c, t, &ev, &port);
+		out.swept_quiet += pl->swept && pl->quiet == LEAP_QUIET_SET;
 		if (!pl->n)
 			continue;
 		out.windows++;
@@ -213,6 +215,8 @@ static void test_parallel_scan_one_front(void **state_)
 	assert_true(on.sweep_windows > 10);
 	assert_int_equal(on.misplaced, 0);
 	assert_true(on.covered > OBJECT * 8 / 10);
+	/* The front moves at every reader's misses: none waits for a batch. */
+	assert_int_equal(on.swept_quiet, 0);
 	/* Against the streams each process has of its own fragment. */
 	assert_true(on.misses * 3 < off.misses);
 	assert_true(on.misses * 3 < one.misses);

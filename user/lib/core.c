@@ -436,11 +436,16 @@ static void plan_quiet(struct leap_core *c, const struct leap_event *ev, bool ca
  * ran ~2,500 more time slices in the 0.9 s phase (2026-12-02,
  * docs/bench-real.md).  A look-ahead's hit wakes the agent by its marker,
  * quiet or not (bpf/leap_observer.bpf.c), so a stride's windows go on.
+ * Only a held stream's where the miss lies in a shared region
+ * (sweep_step() found one): a sweep's front moves with every process's
+ * misses, and its windows are renewed at them.
  */
-static bool miss_can_wait(const struct leap_plan *step)
+static bool miss_can_wait(const struct leap_plan *step, bool in_region)
 {
-	return step->hold || step->dec.around_left ||
-	       (step->n <= LEAP_CORE_QUIET_WINDOW && !step->dec.lookahead);
+	return step->hold ||
+	       (!in_region &&
+		(step->dec.around_left ||
+		 (step->n <= LEAP_CORE_QUIET_WINDOW && !step->dec.lookahead)));
 }
 
 /* The port, for one process: what the stream's step asks. */
@@ -473,7 +478,8 @@ static bool step_shmem(void *ctx, uint64_t page)
  */
 static bool sweep_step(struct leap_core *c, const struct core_target *t,
 		       const struct leap_event *ev, const struct leap_fault *f,
-		       const struct leap_core_facts *facts, struct leap_core_plan *plan)
+		       const struct leap_core_facts *facts, struct leap_core_plan *plan,
+		       bool *in_region)
 {
 	struct leap_sweep_params sp;
 	struct leap_sweep_step st;
@@ -487,6 +493,7 @@ static bool sweep_step(struct leap_core *c, const struct core_target *t,
 	if (!facts->region(facts->ctx, ev->tgid, f->page, &at) || !at.id ||
 	    f->page < at.first || f->page >= at.end || at.index < f->page - at.first)
 		return false;
+	*in_region = true;
 	leap_sweep_params_default(&sp);
 	sp.ra_pages = c->env.ra_pages;
 	sp.pw_max = t->pol.params.pw_max;
@@ -590,7 +597,7 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 	struct leap_decide_cfg dcfg;
 	struct leap_fault f;
 	struct leap_stream *s;
-	bool hit, swept;
+	bool hit, swept, in_region = false;
 
 	memset(plan, 0, offsetof(struct leap_core_plan, pages));
 	plan->target = t ? target : LEAP_CORE_NO_TARGET;
@@ -631,12 +638,12 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 				.fill = fill_miss(ev)};
 	leap_decide(s, &t->pol.params, &dcfg, &f, &df, plan->pages, LEAP_PW_LIMIT,
 		    &plan->step);
-	swept = plan->swept = sweep_step(c, t, ev, &f, facts, plan);
+	swept = plan->swept = sweep_step(c, t, ev, &f, facts, plan, &in_region);
 	plan->stream = (struct leap_stream_ref){.id = leap_table_slot(&c->streams, s),
 						.gen = s->gen};
 	plan->progress = s->hist.last_page;
 	if (plan->step.kra_checked)
-		plan_quiet(c, ev, miss_can_wait(&plan->step), plan);
+		plan_quiet(c, ev, miss_can_wait(&plan->step, in_region), plan);
 	if (plan->step.cold_n) {
 		plan->cold_first = plan->step.cold_first;
 		plan->cold_n = plan->step.cold_n;
