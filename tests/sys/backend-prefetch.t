@@ -20,7 +20,11 @@ for b in "$MEMD" "$SWAPD"; do
 	[ -x "$b" ] || bail_out "$b not built (run make)"
 done
 [ -c /dev/fuse ] || skip_all "no /dev/fuse"
-command -v python3 >/dev/null || skip_all "no python3"
+# Debian's python3 (make deps), not the first in PATH: a pyenv shim there
+# took 0.3-0.8 s a start on this machine, and this test starts python ~45
+# times (every STATS): 20 s and more in all, past its limit.
+PY=/usr/bin/python3
+[ -x "$PY" ] || PY=$(command -v python3) || skip_all "no python3"
 
 fixture_init
 tmp=$FX_STATE
@@ -85,7 +89,7 @@ dump_swapd()
 # send LINE...: one reply line per command, on one connection.
 send()
 {
-	python3 - "$ctl" "$@" <<'PY'
+	"$PY" - "$ctl" "$@" <<'PY'
 import socket, sys
 s = socket.socket(socket.AF_UNIX)
 s.settimeout(10)
@@ -156,7 +160,7 @@ cmp_ok "$(stat_of invalidated)" '>=' 1 "... the cached copy was invalidated"
 # One process reads and pushes: a second one would start later than the
 # skip lasts (python3 alone takes ~100 ms to start here).
 h0=$(stat_of prefetched)
-timeout -k 5 30 python3 - "$mnt/swap" "$ctl" <<'PY'
+timeout -k 5 30 "$PY" - "$mnt/swap" "$ctl" <<'PY'
 import mmap, os, socket, sys
 fd = os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT)
 os.preadv(fd, [mmap.mmap(-1, 4096)], 200 * 4096)  # aligned, as O_DIRECT needs
@@ -197,7 +201,7 @@ ok $? "the whole file reads back right, hits and misses mixed"
 note "$(send STATS)"
 
 # The same commands as ioctls on the FUSE file (swapd_ioctl.h).
-ioc=$(timeout -k 5 30 python3 - "$mnt/swap" <<'PY'
+ioc=$(timeout -k 5 30 "$PY" - "$mnt/swap" <<'PY'
 import errno, fcntl, os, struct, sys
 fd = os.open(sys.argv[1], os.O_RDONLY)
 def ioc(d, nr, size): return (d << 30) | (size << 16) | (ord("L") << 8) | nr
@@ -240,7 +244,7 @@ ok $? "fallocate --punch-hole on the FUSE file"
 is $(($(memd_stat pages_freed) - f0)) 10 "leap-memd freed the 10 whole pages the hole released (FREE)"
 is $((u0 - $(memd_stat used_pages))) 10 "... and its used pages dropped by 10"
 dd if="$mnt/swap" of="$tmp/hole-back" bs=4096 count=64 iflag=direct status=none
-python3 - "$tmp/hole" "$tmp/hole-back" <<'PY'
+"$PY" - "$tmp/hole" "$tmp/hole-back" <<'PY'
 import sys
 a, b = open(sys.argv[1], "rb").read(), open(sys.argv[2], "rb").read()
 lo, hi = 39 * 4096 + 2048, 50 * 4096 + 2048
@@ -259,7 +263,7 @@ isnt "$?" 0 "a plain fallocate (allocation) is refused"
 # read before are others).  The reads start once all 60 are in the cache
 # (STATS prefetched), not after a guessed sleep.
 dd if=/dev/urandom of="$mnt/swap" bs=1M count=16 oflag=direct conv=notrunc status=none
-lat=$(timeout -k 5 30 python3 - "$mnt/swap" "$ctl" <<'PY'
+lat=$(timeout -k 5 30 "$PY" - "$mnt/swap" "$ctl" <<'PY'
 import mmap, os, socket, sys, time, random
 path, ctl = sys.argv[1], sys.argv[2]
 fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
