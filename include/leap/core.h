@@ -40,10 +40,6 @@ extern "C" {
 /* How long a held stream's thread wakes nobody (the observer's quiet map),
  * renewed when half of it is gone, not per miss. */
 #define LEAP_CORE_QUIET_NS (50ULL * 1000 * 1000)
-/* A miss whose window is at most this many pages (the kernel's default
- * swap cluster, page-cluster 3) can wait for the next batch: core.c,
- * miss_can_wait(). */
-#define LEAP_CORE_QUIET_WINDOW 8u
 
 /* What the agent does for a target (the config file's `mode`). */
 enum leap_core_mode {

@@ -429,8 +429,9 @@ static void plan_quiet(struct leap_core *c, const struct leap_event *ev, bool ca
 /*
  * Whether a miss's plan gains nothing from the agent waking at once: a
  * held stream (the kernel's readahead serves it), no window of ours (no
- * trend: around the miss is the kernel's), or one no larger than the
- * cluster the kernel reads around the miss itself.  SQLite's random
+ * trend: around the miss is the kernel's), or one no larger than what
+ * the kernel reads around the miss itself (its readahead reach, the
+ * environment's ra_pages: none where it reads nothing).  SQLite's random
  * look-ups planned 1-page windows now and then, and each lifted the quiet:
  * the agent woke for every miss, on the program's CPU, and the program
  * ran ~2,500 more time slices in the 0.9 s phase (2026-12-02,
@@ -440,12 +441,11 @@ static void plan_quiet(struct leap_core *c, const struct leap_event *ev, bool ca
  * (sweep_step() found one): a sweep's front moves with every process's
  * misses, and its windows are renewed at them.
  */
-static bool miss_can_wait(const struct leap_plan *step, bool in_region)
+static bool miss_can_wait(const struct leap_plan *step, bool in_region, uint32_t ra_pages)
 {
 	return step->hold ||
 	       (!in_region &&
-		(step->dec.around_left ||
-		 (step->n <= LEAP_CORE_QUIET_WINDOW && !step->dec.lookahead)));
+		(step->dec.around_left || (step->n <= ra_pages && !step->dec.lookahead)));
 }
 
 /* The port, for one process: what the stream's step asks. */
@@ -643,7 +643,8 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 						.gen = s->gen};
 	plan->progress = s->hist.last_page;
 	if (plan->step.kra_checked)
-		plan_quiet(c, ev, miss_can_wait(&plan->step, in_region), plan);
+		plan_quiet(c, ev, miss_can_wait(&plan->step, in_region, c->env.ra_pages),
+			   plan);
 	if (plan->step.cold_n) {
 		plan->cold_first = plan->step.cold_first;
 		plan->cold_n = plan->step.cold_n;
