@@ -61,6 +61,9 @@
 #        faulting thread itself), no agent: prefetching as deep as leap's
 #        windows, from the program's own CPU (not in the default rows)
 #   c    leap-agent run --policy leap, readahead kept
+#   c6   row c with vm.page-cluster=6 (the agent measures the kernel's
+#        reach at its start, so it knows of the 64-page clusters): leap
+#        on top of row b6 (not in the default rows)
 #   c0   leap-agent run --policy leap --kernel-readahead off
 #   cd   leap-agent run --policy leap --kernel-readahead defer: readahead
 #        kept and every stream it serves left to it, read streams too (the
@@ -167,8 +170,8 @@ Usage: tools/bench-real.sh [OPTION...]          (root)
                       kv-snapshot kv-get kv-scan
                       (default: the first seven)
   --limits "P..."     memory limits in % of each program's peak RSS (default "$PCTS")
-  --rows "R..."       among a b b6 c c0 cd cn o f e e0 x (default "$ROWS"; o = observe only,
-                      b6 = Linux readahead with vm.page-cluster=6,
+  --rows "R..."       among a b b6 c c6 c0 cd cn o f e e0 x (default "$ROWS"; o = observe only,
+                      b6 = Linux readahead with vm.page-cluster=6, c6 = row c with it,
                       cn = row c with --cold-behind 0, x = row c with --agent-x's build,
                       e, e0 = backend mode with readahead kept, off: --swap backend)
   --reps N            interleaved repetitions, median reported (default $REPS)
@@ -283,7 +286,7 @@ esac
 	exit 2
 }
 for r in $ROWS; do
-	case $r in a | b | b6 | c | c0 | cd | cn | o | f) ;;
+	case $r in a | b | b6 | c | c6 | c0 | cd | cn | o | f) ;;
 	x)
 		[ -n "$AGENT_X" ] || [ ${#X_ARGS[@]} -gt 0 ] || {
 			echo "bench-real: row x needs --agent-x PATH or --x-args ARGS" >&2
@@ -302,7 +305,7 @@ for r in $ROWS; do
 		}
 		;;
 	*)
-		echo "bench-real: unknown row '$r' (a b c c0 cd cn o f e e0 x)" >&2
+		echo "bench-real: unknown row '$r' (a b b6 c c6 c0 cd cn o f e e0 x)" >&2
 		exit 2
 		;;
 	esac
@@ -560,8 +563,10 @@ run_one()
 		memcg_destroy "$h"
 		page_cluster_set 3
 		;;
-	c | c0 | cd | cn | o | f | e | e0 | x)
+	c | c6 | c0 | cd | cn | o | f | e | e0 | x)
 		local ra=keep policy=leap be=() cold=() agent=$AGENT xa=()
+		# c6: before the agent starts, which reads the kernel's reach then.
+		[ "$row" = c6 ] && page_cluster_set 6
 		[ "$row" = c0 ] && ra=off
 		[ "$row" = cd ] && ra=defer
 		[ "$row" = o ] && policy=observe
@@ -576,6 +581,7 @@ run_one()
 			"${be[@]}" --json "$js" "${AGENT_ARGS[@]}" "${xa[@]}" -- "${cmd[@]}" >"$out" 2>"$err"
 		rc=$?
 		t1=$(date +%s.%N)
+		[ "$row" = c6 ] && page_cluster_set 3
 		;;
 	esac
 	disk1=$(disk_counts)
@@ -682,7 +688,7 @@ if [ "$BPF_STATS" = 1 ]; then
 		for pct in $PCTS; do
 			lim=$(limit_mib "$p" "$pct")
 			for row in $ROWS; do
-				case $row in c | c0 | cd | cn | o | e | x) run_one "$p" "$lim" "$row" 0 "$pct" stats || bad=1 ;; esac
+				case $row in c | c6 | c0 | cd | cn | o | e | x) run_one "$p" "$lim" "$row" 0 "$pct" stats || bad=1 ;; esac
 			done
 		done
 	done

@@ -29,6 +29,7 @@ ROW_NAMES = {
     "b": "Linux readahead",
     "b6": "Linux readahead, vm.page-cluster=6",
     "c": "leap + readahead",
+    "c6": "leap + readahead, vm.page-cluster=6",
     "c0": "leap alone",
     "cd": "leap + readahead, every stream it serves left to it",
     "cn": "leap + readahead, no MADV_COLD behind fills",
@@ -167,7 +168,7 @@ def main():
                 else:
                     v = med([float(r[key]) for r in g if r.get(key) not in (None, "")])
                 rec[key] = v
-                vals.append(fmt.format(v) if v is not None and (row in ("c", "c0", "cd", "cn", "o", "f", "e", "e0", "x") or key in EVERY_ROW) else "")
+                vals.append(fmt.format(v) if v is not None and (row in ("c", "c6", "c0", "cd", "cn", "o", "f", "e", "e0", "x") or key in EVERY_ROW) else "")
             for k, v in ph.items():
                 rec["phase_" + k] = med(v)
                 if bph.get(k):
