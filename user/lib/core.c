@@ -437,9 +437,9 @@ static void plan_quiet(struct leap_core *c, const struct leap_event *ev, bool ca
  * ran ~2,500 more time slices in the 0.9 s phase (2026-12-02,
  * docs/bench-real.md).  A look-ahead's hit wakes the agent by its marker,
  * quiet or not (bpf/leap_observer.bpf.c), so a stride's windows go on.
- * Only a held stream's where the miss lies in a shared region
- * (sweep_step() found one): a sweep's front moves with every process's
- * misses, and its windows are renewed at them.
+ * In a shared region (sweep_step() found one) only a held stream's miss
+ * waits: a sweep's front moves with every process's misses, and its
+ * windows are renewed at them.
  */
 static bool miss_can_wait(const struct leap_plan *step, bool in_region, uint32_t ra_pages)
 {
