@@ -19,6 +19,10 @@
 #   zram        py-stride with swap on zram: the target stands down
 #   np-dot      numpy: two arrays read in lock-step (a . b): two streams
 #               interleaved in one thread, each its own lane
+#   pg-scan     PostgreSQL: a parallel sequential scan (leader + 2 workers)
+#               of its buffer pool (shmem) of 256 MiB in 107 MiB, the pool
+#               filled by pg_prewarm first (tools/real/pgpool.sh): one front
+#               for three processes, misses two pages apart
 #
 # After a deliberate policy change, `tools/record-traces.sh --expect`
 # rewrites only the .expected files from the recordings as they are.
@@ -30,7 +34,7 @@ AGENT=$root/bin/leap-agent
 DIR=$root/tests/data/recordings
 # zram last: its swap stays on (first in line) until the script ends, and
 # a row after it would record a stand-down (np-dot did once).
-ALL="py-stride py-seq py-reverse py-random perl-stride two-procs shm-stride shm-seq np-dot zram"
+ALL="py-stride py-seq py-reverse py-random perl-stride two-procs shm-stride shm-seq np-dot pg-scan zram"
 PY=python3
 MIB=64 LIMIT=32M
 
@@ -73,9 +77,30 @@ $PY $root/tools/real/pyscan.py 40 stride:8 & wait" ;;
 	shm-seq) printf '%s\n' $PY "$root/tools/real/pyscan.py" $MIB seq shm ;;
 	# Debian's interpreter: numpy is its package
 	np-dot) printf '%s\n' /usr/bin/python3 "$root/tools/real/npdot.py" $MIB ;;
+	pg-scan) printf '%s\n' bash "$root/tools/real/pgpool.sh" run "$PG_DIR" 256 seqscan ;;
 	*) return 1 ;;
 	esac
 }
+
+# The memory limit of trace $1: the pool's run at half its peak, as
+# bench-real runs it (--limits 50).
+limit_of()
+{
+	case $1 in
+	pg-scan) echo 107M ;;
+	*) echo $LIMIT ;;
+	esac
+}
+
+PG_DIR=
+if [[ " $names " == *" pg-scan "* ]]; then
+	# The server runs as the postgres user: a directory it can reach.
+	PG_DIR=$FX_STATE/pg
+	chmod 711 "$FX_STATE"
+	fixture_register bash -c 'pkill -QUIT -f "$1"; [ $? -le 1 ]' pg-leftover \
+		"[p]ostgres -D $PG_DIR/data"
+	bash "$root/tools/real/pgpool.sh" setup "$PG_DIR" 256 >/dev/null
+fi
 
 for n in $names; do
 	if [ -n "${zram_on:-}" ]; then
@@ -87,7 +112,7 @@ for n in $names; do
 		zram_swap_on 1024 >/dev/null
 		zram_on=1
 	fi
-	"$AGENT" run --memory-limit $LIMIT --record "$DIR/$n.rec" -- "${cmd[@]}" \
+	"$AGENT" run --memory-limit "$(limit_of "$n")" --record "$DIR/$n.rec" -- "${cmd[@]}" \
 		>/dev/null 2>"$FX_STATE/$n.err" || {
 		echo "record-traces: $n failed:" >&2
 		cat "$FX_STATE/$n.err" >&2

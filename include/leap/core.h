@@ -181,6 +181,9 @@ struct leap_core_plan {
 	enum leap_gate gate;
 	uint64_t marker; /* its look-ahead page (UINT64_MAX: none) */
 	bool swept;	 /* the window is a swept region's (sweep.h) */
+	/* pages added between a two-page stride's in shared memory (core.c,
+	 * close_shared_gaps()) */
+	uint32_t gap_pages;
 	/* the stream and its newest page: a window's pages behind it are
 	 * stale by the time a worker takes it */
 	struct leap_stream_ref stream;
@@ -215,6 +218,9 @@ struct leap_core_counters {
 	/* Windows of swept regions (sweep.h), their pages, and the readers'
 	 * own windows they replaced. */
 	uint64_t sweep_windows, sweep_pages, sweep_replaced;
+	/* Pages added between a two-page stride's in shared memory (part
+	 * of pages). */
+	uint64_t shared_gap_pages;
 };
 
 struct leap_core;

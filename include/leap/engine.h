@@ -186,6 +186,17 @@ bool leap_fine_step(uint64_t pt, int64_t fine, uint64_t i, uint64_t *out);
 uint32_t leap_candidates_periodic(uint64_t pt, uint32_t pw, const int64_t *deltas,
 				  uint32_t period, uint32_t *phase, uint64_t *out,
 				  uint32_t cap);
+/*
+ * A window out[0..n) whose pages step by exactly two pages, one way, with
+ * the pages between added: out[0], out[0] +- 1, ... through out[n - 1], at
+ * most cap pages (those nearest out[0]).  Returns the new count, n where
+ * the window is not such a one (fewer than 2 pages, any other step).
+ * For shared memory (core.c says why): there the kernel's readahead hits
+ * send no event, so a scan whose misses come two pages apart looks like a
+ * stride of 2, and a window along it reads every other page, one request
+ * each (docs/agent.md, "Two pages apart in shared memory").
+ */
+uint32_t leap_window_close_gaps(uint64_t *out, uint32_t n, uint32_t cap);
 
 /* ---- Pages a stream is done with ---------------------------------------- */
 

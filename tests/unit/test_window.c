@@ -144,6 +144,44 @@ static void test_candidates_without_trend(void **state)
 	assert_int_equal(out[4], 5);
 }
 
+/* A window two pages a step gets the pages between (shared memory,
+ * core.c); any other window is left as it is. */
+static void test_close_gaps(void **state)
+{
+	uint64_t out[16];
+	uint32_t n;
+	(void)state;
+
+	n = leap_candidates(100, 4, true, 2, false, 0, out, 16);
+	n = leap_window_close_gaps(out, n, 16);
+	assert_int_equal(n, 7); /* 102 .. 108 */
+	for (uint32_t i = 0; i < n; i++)
+		assert_int_equal(out[i], 102 + i);
+	/* Downwards, from the page nearest the fault. */
+	n = leap_candidates(100, 3, true, -2, false, 0, out, 16);
+	n = leap_window_close_gaps(out, n, 16);
+	assert_int_equal(n, 5);
+	assert_int_equal(out[0], 98);
+	assert_int_equal(out[4], 94);
+	/* At most cap pages, those nearest the first. */
+	n = leap_candidates(100, 8, true, 2, false, 0, out, 16);
+	n = leap_window_close_gaps(out, n, 10);
+	assert_int_equal(n, 10);
+	assert_int_equal(out[9], 111);
+	/* Other steps, mixed steps, one page: unchanged. */
+	n = leap_candidates(100, 4, true, 3, false, 0, out, 16);
+	assert_int_equal(leap_window_close_gaps(out, n, 16), 4);
+	assert_int_equal(out[1], 106);
+	out[0] = 10, out[1] = 12, out[2] = 13;
+	assert_int_equal(leap_window_close_gaps(out, 3, 16), 3);
+	assert_int_equal(out[2], 13);
+	out[0] = 10, out[1] = 12, out[2] = 10;
+	assert_int_equal(leap_window_close_gaps(out, 3, 16), 3);
+	out[0] = 10;
+	assert_int_equal(leap_window_close_gaps(out, 1, 16), 1);
+	assert_int_equal(leap_window_close_gaps(out, 0, 16), 0);
+}
+
 /* The whole DOPREFETCH path through one stream, as the paper has it. */
 static void test_stream_sequence(void **state)
 {
@@ -549,6 +587,7 @@ int main(void)
 		cmocka_unit_test(test_smooth_shrink),
 		cmocka_unit_test(test_candidates_stride),
 		cmocka_unit_test(test_candidates_without_trend),
+		cmocka_unit_test(test_close_gaps),
 		cmocka_unit_test(test_stream_sequence),
 		cmocka_unit_test(test_lookahead),
 		cmocka_unit_test(test_noise_offtrend),

@@ -174,6 +174,10 @@ const struct agent_counter agent_counters[] = {
 	     "Pages in those windows (part of pages_planned)."),
 	CORE("sweep_replaced", sweep_replaced, "leap_agent_sweep_replaced_total",
 	     "Windows of a process's own stream that a swept region's replaced."),
+	CORE("shared_gap_pages", shared_gap_pages, "leap_agent_shared_gap_pages_total",
+	     "Pages added between the pages of a window two pages a step in shared "
+	     "memory, whose misses come two apart where the kernel reads pairs "
+	     "(part of pages_planned)."),
 	{"backend_ambiguous", "leap_agent_backend_ambiguous_faults_total",
 	 "Faults with several backend reads (kernel readahead), not used.", COUNTER_AGENT,
 	 offsetof(struct agent, acct.ambiguous), true},

@@ -256,6 +256,8 @@ static const struct {
 	C("sweep_windows", sweep_windows),
 	C("sweep_pages", sweep_pages),
 	C("sweep_replaced", sweep_replaced),
+	/* 2026-12-02 (an END record without it leaves it 0) */
+	C("shared_gap_pages", shared_gap_pages),
 };
 #undef C
 #define NCOUNTERS (sizeof(counter_fields) / sizeof(counter_fields[0]))
@@ -685,6 +687,8 @@ static void print_plan(FILE *f, const struct leap_event *ev,
 			pl->step.dec.lookahead ? " lookahead" : "",
 			pl->step.dec.periodic ? " periodic" : "",
 			pl->swept ? " swept" : "");
+	if (pl->gap_pages)
+		fprintf(f, " gaps=+%u", pl->gap_pages);
 	if (pl->n && pl->step.dec.ran)
 		fprintf(f, pl->step.dec.trend_found ? " trend=%+" PRId64 : " no-trend",
 			pl->step.dec.trend);

@@ -119,3 +119,24 @@ uint32_t leap_candidates(uint64_t pt, uint32_t pw, bool has_trend, int64_t trend
 		return stride(pt, latest, n, out);
 	return around(pt, n, out);
 }
+
+uint32_t leap_window_close_gaps(uint64_t *out, uint32_t n, uint32_t cap)
+{
+	uint64_t first, last, span;
+	bool up;
+
+	if (n < 2 || cap < n)
+		return n;
+	up = out[1] > out[0];
+	for (uint32_t i = 1; i < n; i++)
+		if (up ? out[i] - out[i - 1] != 2 : out[i - 1] - out[i] != 2)
+			return n;
+	first = out[0];
+	last = out[n - 1];
+	span = (up ? last - first : first - last) + 1;
+	if (span > cap)
+		span = cap;
+	for (uint64_t i = 0; i < span; i++)
+		out[i] = up ? first + i : first - i;
+	return (uint32_t)span;
+}

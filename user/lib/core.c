@@ -532,6 +532,34 @@ static bool sweep_step(struct leap_core *c, const struct core_target *t,
 }
 
 /*
+ * A stream's window two pages a step in shared memory gets the pages
+ * between.  A fault on a shmem page the kernel's readahead brought in
+ * sends no event on either hook path (leap_observer.bpf.c: a minor shmem
+ * fault is sent only on a page of ours), and the kernel sizes its swap
+ * cluster by its own recent readahead hits (swapin_nr_pages(),
+ * mm/swap_state.c): with our windows taking a scan's pages it falls to 2,
+ * the aligned pair around a miss.  So a scan shows misses two pages apart,
+ * the engine finds a stride of 2, and a window along it reads every other
+ * page: one read request a page, the pages between read a few ms later by
+ * the next window or the kernel's pair, one request each again.
+ * PostgreSQL's parallel scan of its pool: 80% of the agent's read
+ * requests were a single page, and for 58% of those both neighbouring
+ * slots were read by the agent, one request each, within 50 ms (33%
+ * before this rule and 11% with it in a later pair of runs;
+ * docs/bench-real.md, 2026-12-02, night).  Only shared memory: measured
+ * there, and in private memory a stride of 2 (every other page of an
+ * array) is a real pattern whose pages between nobody wants.
+ */
+static void close_shared_gaps(struct leap_core *c, struct leap_core_plan *plan)
+{
+	uint32_t n = leap_window_close_gaps(plan->pages, plan->n, LEAP_PW_LIMIT);
+
+	plan->gap_pages = n - plan->n;
+	c->cnt.shared_gap_pages += plan->gap_pages;
+	plan->n = n;
+}
+
+/*
  * The swap accesses the target made, as of this swap event: its progress,
  * which the outcome judge compares held and not.  The event is one.  On
  * the tracepoint path a swap-cache hit on a page not ours (one Linux's
@@ -662,6 +690,8 @@ const struct leap_core_plan *leap_core_event(struct leap_core *c, uint32_t targe
 	if (plan->gate != LEAP_GATE_NONE)
 		return plan;
 	plan->n = plan->decided;
+	if (!swept && (in_region || plan->step.shmem))
+		close_shared_gaps(c, plan);
 	plan->marker = s->ra_armed && !swept ? s->ra_marker : UINT64_MAX;
 	c->cnt.lookaheads += plan->step.dec.lookahead;
 	c->cnt.nested_strides += plan->step.dec.periodic;
